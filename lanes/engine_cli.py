@@ -1,5 +1,153 @@
-"""Placeholder: the engine-level subcommands (chains, prefill) are added by the engine models work."""
+"""Engine-level subcommands: ``chains`` (the eight card chains) and ``prefill`` (step simulator).
+
+``python -m lanes chains [--json]`` prints every chain with the card's inputs.
+``python -m lanes prefill --budget 8192 --order fcfs --prompts 32768 500 500 [--json]``
+runs :func:`lanes.steps.simulate` for prompts that all arrive at t = 0, in the
+order given.  Only the standard library is imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+_TITLES = {
+    "littles_law": "Little's law for an LLM server",
+    "kv_in_flight": "KV in flight and the naive ceiling",
+    "goodput": "Goodput at a TPOT target",
+    "swap_vs_recompute": "Swap or recompute a preempted request",
+    "hol_blocking": "Head-of-line blocking under FCFS",
+    "p99_knee": "The p99 TTFT knee",
+    "long_prompt": "A 100K-token prompt under the budget",
+    "tenant_cost": "Tenant cost in weighted tokens",
+}
 
 
-def add_subcommands(subparsers) -> None:  # pragma: no cover - replaced by the engine models
-    return None
+def add_subcommands(subparsers) -> None:
+    """Register ``chains`` and ``prefill`` on the top-level parser's subparsers."""
+    chains = subparsers.add_parser(
+        "chains",
+        help="the eight batching and scheduling chains, with the card's inputs",
+        description="Recompute every figure of the batching and scheduling card.",
+    )
+    chains.add_argument("--json", action="store_true", help="one JSON object of unrounded numbers")
+    chains.set_defaults(func=_chains)
+
+    prefill = subparsers.add_parser(
+        "prefill",
+        help="step-level prefill/decode simulation of prompts arriving together",
+        description=(
+            "Run the step simulator for prompts that all arrive at t = 0, in the order given; "
+            "print TTFT per prompt and every engine step."
+        ),
+    )
+    prefill.add_argument("--prompts", nargs="+", type=int, required=True, metavar="TOKENS",
+                         help="prompt lengths in tokens, in arrival order")
+    prefill.add_argument("--budget", type=int, default=8192, help="token budget per step (default 8192)")
+    prefill.add_argument("--order", default="fcfs", help="fcfs or by-length (default fcfs)")
+    prefill.add_argument("--output-tokens", type=int, default=1,
+                         help="output tokens per prompt, the first included (default 1)")
+    prefill.add_argument("--decoders", type=int, default=0, help="background decoders running from t = 0")
+    prefill.add_argument("--decoder-context", type=int, default=0,
+                         help="tokens of context per background decoder")
+    prefill.add_argument("--model", default="llama-3.1-8b", help="model name (default llama-3.1-8b)")
+    prefill.add_argument("--hardware", default="h100-sxm", help="hardware name (default h100-sxm)")
+    prefill.add_argument("--mfu", type=float, default=0.5, help="model FLOPs utilisation in (0, 1] (default 0.5)")
+    prefill.add_argument("--json", action="store_true", help="one JSON object of unrounded numbers")
+    prefill.set_defaults(func=_prefill)
+
+
+# ---------------------------------------------------------------------------
+# Formatting
+
+
+def _fmt_seconds(v: float) -> str:
+    if v == 0:
+        return "0 s"
+    if abs(v) < 1e-3:
+        return f"{v * 1e6:.3g} us"
+    if abs(v) < 1:
+        return f"{v * 1e3:.3g} ms"
+    return f"{v:.4g} s"
+
+
+def _fmt_number(v: float) -> str:
+    if isinstance(v, int):
+        return f"{v:,}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+def format_quantity(field: str, value: float) -> str:
+    """Show a result field with the unit its name carries (``_s``, ``_bytes``, ``_per_s``...)."""
+    per = ""
+    name = field
+    if name.endswith("_per_token"):
+        per, name = "/token", name[: -len("_per_token")]
+    if "share" in name:
+        return f"{value:.1%}"
+    if name.endswith("bytes_per_s"):
+        return f"{value / 1e9:.3g} GB/s{per}"
+    if name.endswith("bytes") or name.startswith("kv_bytes"):
+        return f"{value / 1e9:.3g} GB{per}" if value >= 1e6 else f"{_fmt_number(value)} B{per}"
+    if "tokens_per_s" in name:
+        return f"{_fmt_number(value)} tok/s{per}"
+    if name.endswith("_rps") or name.endswith("rate_per_s"):
+        return f"{value:.3g} req/s{per}"
+    if name.endswith("_s"):
+        return _fmt_seconds(value) + per
+    if name in ("throughput_gain", "rho_max"):
+        return f"{value:.3g} ({value:.1%})"
+    return _fmt_number(value) + per
+
+
+def _chains(args: argparse.Namespace) -> int:
+    from .chains import all_chains
+
+    results = all_chains()
+    if args.json:
+        print(json.dumps({name: r.to_dict() for name, r in results.items()}))
+        return 0
+    blocks = []
+    for name, result in results.items():
+        d = result.to_dict()
+        width = max(len(k) for k in d)
+        lines = [f"{_TITLES[name]}  [{name}]"]
+        lines += [f"  {k:<{width}}  {format_quantity(k, v)}" for k, v in d.items()]
+        blocks.append("\n".join(lines))
+    print("\n\n".join(blocks))
+    return 0
+
+
+def _prefill(args: argparse.Namespace) -> int:
+    from .steps import Request, simulate
+
+    requests = [Request(p, output_tokens=args.output_tokens) for p in args.prompts]
+    result = simulate(
+        requests,
+        budget_tokens=args.budget,
+        order=args.order,
+        model=args.model,
+        hardware=args.hardware,
+        mfu=args.mfu,
+        decoders=args.decoders,
+        decoder_context_tokens=args.decoder_context,
+    )
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    print(f"{len(requests)} prompts, budget {args.budget:,} tokens/step, order {args.order}, "
+          f"{args.model} on {args.hardware} at MFU {args.mfu:g}")
+    print()
+    print(f"{'#':>3}  {'prompt':>8}  {'TTFT':>10}")
+    for i, (r, t) in enumerate(zip(requests, result.ttft_s)):
+        print(f"{i:>3}  {r.prompt_tokens:>8,}  {_fmt_seconds(t):>10}")
+    print(f"mean TTFT {_fmt_seconds(result.mean_ttft_s)}, last finish {_fmt_seconds(result.makespan_s)}")
+    print()
+    print(f"{'step':>4}  {'start':>10}  {'duration':>10}  {'prefill':>8}  {'decode':>6}  {'bound':>7}")
+    for s in result.steps:
+        bound = "memory" if s.memory_s > s.linear_s + s.attention_s else "compute"
+        print(f"{s.index:>4}  {_fmt_seconds(s.start_s):>10}  {_fmt_seconds(s.duration_s):>10}  "
+              f"{s.prefill_tokens:>8,}  {s.decode_tokens:>6,}  {bound:>7}")
+    return 0
