@@ -16,10 +16,17 @@ import argparse
 import sys
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line: ``prog: error: message``."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import engine_cli, pool_cli
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m lanes",
         description="Scheduling interactive and batch inference traffic on shared GPU slots.",
     )

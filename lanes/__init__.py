@@ -1,0 +1,47 @@
+"""lanes: interactive and batch inference traffic on one pool of GPU decode slots.
+
+The public names are loaded on first use, so ``import lanes`` is cheap and
+never pulls in numpy, pandas, matplotlib or ipywidgets.
+
+>>> import lanes
+>>> table = lanes.run_table()                  # the course's anchor table
+>>> table["reserve:16"].p99_s
+2
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Scenario": "scenario",
+    "Policy": "policies",
+    "parse_policy": "policies",
+    "parse_policies": "policies",
+    "DEFAULT_POLICIES": "policies",
+    "VICTIMS": "policies",
+    "ArrivalStream": "arrivals",
+    "draw_stream": "arrivals",
+    "rate_per_s": "arrivals",
+    "simulate": "slotpool",
+    "run_table": "slotpool",
+    "SlotPoolResult": "results",
+    "PolicyTable": "results",
+    "LATE_AFTER_S": "results",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lanes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,155 @@
+"""Arrival streams: the diurnal rate curve and the seeded random draws.
+
+The draws do not depend on the scheduling policy, so one :class:`ArrivalStream`
+is drawn per scenario and shared by every policy compared on it.  The draw
+order matches the anchor program exactly: first the backlog's service times,
+then, for each one-second tick, one uniform number that fixes how many
+interactive requests arrive (inverse-CDF Poisson) followed by one service time
+per arrival.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from bisect import bisect_right
+from dataclasses import dataclass
+from operator import add
+from typing import Callable
+
+from .scenario import Scenario
+
+
+def rate_per_s(scenario: Scenario, t: int | float) -> float:
+    """Interactive arrival rate at tick ``t``, in requests per second.
+
+    A raised cosine over the simulated window: ``trough_rate`` at t = 0,
+    ``peak_rate`` halfway through, back to the trough at the end.
+    """
+    lo, hi = scenario.trough_rate, scenario.peak_rate
+    return lo + (hi - lo) * (1 - math.cos(2 * math.pi * t / scenario.ticks)) / 2
+
+
+def poisson_count(lam: float, u: float) -> int:
+    """Number of arrivals in one tick: the Poisson(``lam``) quantile of ``u``.
+
+    Sums the probability mass term by term until it passes ``u``.  Stops when
+    the terms have underflowed past the mode, so a ``u`` the floating-point
+    sum can never reach does not loop for ever.
+    """
+    k = 0
+    term = cum = math.exp(-lam)
+    while u > cum:
+        k += 1
+        term *= lam / k
+        cum += term
+        if term == 0.0 and k > lam:
+            break
+    return k
+
+
+def _fast_randint(rng: random.Random) -> Callable[[int, int], int]:
+    """A ``randint`` that consumes the generator exactly as ``rng.randint`` does.
+
+    CPython draws ``randint(a, b)`` as ``a + getrandbits(k)`` with rejection,
+    where ``k = (b - a + 1).bit_length()``.  Calling ``getrandbits`` directly
+    skips several layers of argument checks.  :func:`_fast_path_agrees`
+    confirms at import that this interpreter draws the same numbers; if not,
+    the library's own ``randint`` is used.
+    """
+    if not _FAST_OK:
+        return rng.randint
+    getrandbits = rng.getrandbits
+
+    def randint(a: int, b: int) -> int:
+        n = b - a + 1
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return a + r
+
+    return randint
+
+
+def _fast_path_agrees() -> bool:
+    global _FAST_OK
+    _FAST_OK = True
+    a, b = random.Random(20261129), random.Random(20261129)
+    fast = _fast_randint(a)
+    ok = all(fast(lo, hi) == b.randint(lo, hi) for lo, hi in [(4, 12), (60, 180), (1, 1), (0, 1000)] * 50)
+    ok = ok and a.random() == b.random()
+    _FAST_OK = ok
+    return ok
+
+
+_FAST_OK = False
+_fast_path_agrees()
+
+
+@dataclass(frozen=True)
+class ArrivalStream:
+    """Everything random in one run of a scenario.
+
+    Attributes
+    ----------
+    batch_service_s : tuple of int
+        Slot time of each backlog job, in queue order, seconds.
+    arrival_tick : tuple of int
+        Tick (second) of each interactive arrival, non-decreasing.
+    inter_service_s : tuple of int
+        Slot time of each interactive arrival, seconds.
+    arrived_by : tuple of int
+        ``arrived_by[t]`` is the number of arrivals with tick <= t.
+    zero_wait_end : tuple of int
+        ``arrival_tick + inter_service_s`` per arrival: the tick its slot frees
+        if it is admitted the moment it arrives.
+    zero_wait_ends_at : tuple of int
+        ``zero_wait_ends_at[t]`` counts arrivals whose ``zero_wait_end`` is ``t``
+        (length ``ticks + max interactive service + 1``).  The simulator starts
+        from this histogram and corrects it only for requests that wait.
+    """
+
+    batch_service_s: tuple[int, ...]
+    arrival_tick: tuple[int, ...]
+    inter_service_s: tuple[int, ...]
+    arrived_by: tuple[int, ...]
+    zero_wait_end: tuple[int, ...]
+    zero_wait_ends_at: tuple[int, ...]
+
+    @property
+    def n_arrivals(self) -> int:
+        return len(self.arrival_tick)
+
+    def arrivals_between(self, t0: int, t1: int) -> int:
+        """Arrivals with ``t0 <= tick < t1``."""
+        return bisect_right(self.arrival_tick, t1 - 1) - bisect_right(self.arrival_tick, t0 - 1)
+
+
+def draw_stream(scenario: Scenario) -> ArrivalStream:
+    """Draw the backlog and the interactive arrivals for ``scenario``."""
+    rng = random.Random(scenario.seed)
+    randint = _fast_randint(rng)
+    uniform = rng.random
+    ticks = scenario.ticks
+    blo, bhi = scenario.batch_service_s
+    ilo, ihi = scenario.inter_service_s
+
+    backlog = tuple(randint(blo, bhi) for _ in range(scenario.backlog))
+    when: list[int] = []
+    service: list[int] = []
+    arrived_by = [0] * ticks
+    n = 0
+    for t in range(ticks):
+        k = poisson_count(rate_per_s(scenario, t), uniform())
+        if k:
+            n += k
+            for _ in range(k):
+                when.append(t)
+                service.append(randint(ilo, ihi))
+        arrived_by[t] = n
+    zero_wait_end = tuple(map(add, when, service))
+    ends_at = [0] * (ticks + ihi + 1)
+    for end in zero_wait_end:
+        ends_at[end] += 1
+    return ArrivalStream(backlog, tuple(when), tuple(service), tuple(arrived_by), zero_wait_end, tuple(ends_at))

@@ -1,0 +1,166 @@
+"""Scheduling policies for the slot pool, named by their CLI spec.
+
+A policy is a frozen :class:`Policy`.  The seven rows of the course's anchor
+table are specs understood by :func:`parse_policy`:
+
+``fifo``
+    one queue in submission order; the backlog was submitted first.
+``priority``
+    interactive requests always take a free slot before batch; no eviction.
+``reserve:R``
+    priority, and batch starts only while at least R slots stay free.
+``preempt``
+    priority; an interactive request that finds no free slot evicts a
+    running batch job, which goes back to the head of the batch queue.
+``hybrid:R``
+    ``reserve:R`` plus preemption once the reserved slots run out.
+
+Four extensions, all off by default so the anchor table is unchanged, are
+keyword fields: ``floor`` (batch keeps at least this many slots while it has
+work), ``aging_s`` (a batch job that has waited longer than this is never
+evicted), ``victim`` (which batch job is evicted first) and ``min_run_s``
+(a batch job younger than this is never evicted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import _checks
+
+#: The anchor table's rows, in its order.
+DEFAULT_POLICIES: tuple[str, ...] = (
+    "fifo",
+    "priority",
+    "reserve:4",
+    "reserve:8",
+    "reserve:16",
+    "preempt",
+    "hybrid:8",
+)
+
+#: Victim orders for eviction: ``youngest`` loses the least progress,
+#: ``most_remaining`` frees the slot for longest.
+VICTIMS: tuple[str, ...] = ("youngest", "most_remaining")
+
+_KINDS = ("fifo", "priority", "reserve", "preempt", "hybrid")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How the pool chooses who gets a free slot and who is evicted.
+
+    Parameters
+    ----------
+    kind : str
+        One of ``fifo``, ``priority``, ``reserve``, ``preempt``, ``hybrid``.
+    reserve : int
+        Slots kept free of batch (``reserve`` and ``hybrid`` only), slots.
+    floor : int
+        Slots batch keeps while it has queued work, even under interactive
+        load: interactive requests may not take them and eviction stops there.
+    aging_s : int or None
+        A batch job that has spent more than this many seconds queued is never
+        evicted.  ``None`` turns aging off.
+    victim : str
+        Eviction order, one of :data:`VICTIMS`.
+    min_run_s : int
+        A batch job that has run for less than this many seconds since it
+        last started is never evicted.
+    spec : str
+        The text this policy was parsed from, echoed in tables and JSON.
+    """
+
+    kind: str
+    reserve: int = 0
+    floor: int = 0
+    aging_s: int | None = None
+    victim: str = "youngest"
+    min_run_s: int = 0
+    spec: str = ""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        _checks.choice("policy", self.kind, _KINDS)
+        reserve = _checks.integer("reserve", self.reserve, lo=0)
+        if self.kind not in ("reserve", "hybrid") and reserve:
+            raise ValueError(f"reserve applies only to reserve:R and hybrid:R policies (got {self.kind} with reserve {reserve})")
+        set_(self, "reserve", reserve)
+        set_(self, "floor", _checks.integer("floor", self.floor, lo=0))
+        if self.aging_s is not None:
+            set_(self, "aging_s", _checks.integer("aging_s", self.aging_s, lo=0))
+        _checks.choice("victim", self.victim, VICTIMS)
+        set_(self, "min_run_s", _checks.integer("min_run_s", self.min_run_s, lo=0))
+        if not self.spec:
+            set_(self, "spec", self.kind if self.kind in ("fifo", "priority", "preempt") else f"{self.kind}:{reserve}")
+
+    @property
+    def preempts(self) -> bool:
+        """True when waiting interactive work may evict running batch jobs."""
+        return self.kind in ("preempt", "hybrid")
+
+    @property
+    def headroom(self) -> int:
+        """Slots batch must leave free when it starts."""
+        return self.reserve
+
+    @property
+    def label(self) -> str:
+        """Row label in the anchor table's layout (``reserve 8+pre`` for ``hybrid:8``)."""
+        if self.kind == "reserve":
+            return f"reserve {self.reserve}"
+        if self.kind == "hybrid":
+            return f"reserve {self.reserve}+pre"
+        return self.kind
+
+    @property
+    def has_extensions(self) -> bool:
+        """True when any of the course's extensions is switched on."""
+        return bool(self.floor or self.aging_s is not None or self.victim != "youngest" or self.min_run_s)
+
+    def check_fits(self, slots: int) -> None:
+        """Raise ``ValueError`` unless the reserve and floor fit in a pool of ``slots``."""
+        if self.reserve > slots:
+            raise ValueError(f"reserve must be in [0, slots] (got {self.reserve}, slots={slots})")
+        if self.floor > slots:
+            raise ValueError(f"floor must be in [0, slots] (got {self.floor}, slots={slots})")
+
+    def with_(self, **changes: object) -> "Policy":
+        """Return a copy with some fields changed (validated again, spec kept)."""
+        return replace(self, **changes)
+
+
+def parse_policy(spec: str | Policy, **extensions: object) -> Policy:
+    """Build a :class:`Policy` from its spec (``fifo``, ``reserve:8``, ``hybrid:8``, ...).
+
+    Keyword arguments set the extension fields (``floor``, ``aging_s``,
+    ``victim``, ``min_run_s``).
+    """
+    if isinstance(spec, Policy):
+        return spec.with_(**extensions) if extensions else spec
+    if not isinstance(spec, str):
+        raise ValueError(f"policy must be a spec string such as 'reserve:8' (got {spec!r})")
+    text = spec.strip()
+    allowed = "fifo, priority, reserve:R, preempt, hybrid:R"
+    kind, sep, arg = text.partition(":")
+    if kind in ("fifo", "priority", "preempt") and not sep:
+        return Policy(kind, spec=text, **extensions)  # type: ignore[arg-type]
+    if kind in ("reserve", "hybrid"):
+        if not sep:
+            raise ValueError(f"policy {text!r} needs a reserve size: use {kind}:R with R an integer >= 0")
+        try:
+            reserve = int(arg)
+        except ValueError:
+            raise ValueError(f"reserve in policy {text!r} must be an integer >= 0 (got {arg!r})") from None
+        if reserve < 0:
+            raise ValueError(f"reserve in policy {text!r} must be an integer >= 0 (got {reserve})")
+        return Policy(kind, reserve=reserve, spec=text, **extensions)  # type: ignore[arg-type]
+    raise ValueError(f"policy must be one of {allowed} (got {text!r})")
+
+
+def parse_policies(specs: str, **extensions: object) -> tuple[Policy, ...]:
+    """Parse a comma-separated list of specs, such as the CLI's ``--policies``."""
+    parts = [p for p in (s.strip() for s in specs.split(",")) if p]
+    if not parts:
+        raise ValueError(f"policies must list at least one policy, e.g. {','.join(DEFAULT_POLICIES)}")
+    return tuple(parse_policy(p, **extensions) for p in parts)

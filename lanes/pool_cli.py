@@ -1,0 +1,91 @@
+"""``python -m lanes table``: the slot-pool comparison table.
+
+Prints the anchor program's table for any scenario and any list of policies,
+as text in the anchor layout or as JSON rows.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .policies import DEFAULT_POLICIES, VICTIMS, parse_policies
+from .scenario import Scenario
+from .slotpool import run_table
+
+
+def int_arg(text: str) -> int:
+    """argparse type: an integer, or one line saying so."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
+
+
+def float_arg(text: str) -> float:
+    """argparse type: a number, or one line saying so."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+
+
+def add_scenario_flags(p: argparse.ArgumentParser) -> None:
+    """The scenario's knobs as flags; defaults are the anchor scenario's."""
+    d = Scenario()
+    g = p.add_argument_group("scenario (defaults: the course's anchor run)")
+    g.add_argument("--slots", type=int_arg, default=d.slots, help=f"decode slots in the pool (default {d.slots})")
+    g.add_argument("--hours", type=float_arg, default=d.hours, help=f"simulated hours, 1 s ticks (default {d.hours})")
+    g.add_argument("--backlog", type=int_arg, default=d.backlog, help=f"batch jobs queued at t=0 (default {d.backlog})")
+    g.add_argument("--batch-service", type=int_arg, nargs=2, metavar=("LO", "HI"), default=list(d.batch_service_s),
+                   help="batch job slot time range, seconds (default %(default)s)")
+    g.add_argument("--inter-service", type=int_arg, nargs=2, metavar=("LO", "HI"), default=list(d.inter_service_s),
+                   help="interactive request slot time range, seconds (default %(default)s)")
+    g.add_argument("--trough-rate", type=float_arg, default=d.trough_rate, help="interactive req/s at the trough (default %(default)s)")
+    g.add_argument("--peak-rate", type=float_arg, default=d.peak_rate, help="interactive req/s at the peak (default %(default)s)")
+    g.add_argument("--preempt-cost", type=int_arg, default=d.preempt_cost_s, help="seconds redone after an eviction (default %(default)s)")
+    g.add_argument("--seed", type=int_arg, default=d.seed, help="random seed (default %(default)s)")
+
+
+def scenario_from(args: argparse.Namespace) -> Scenario:
+    return Scenario(
+        slots=args.slots,
+        hours=args.hours,
+        backlog=args.backlog,
+        batch_service_s=tuple(args.batch_service),
+        inter_service_s=tuple(args.inter_service),
+        trough_rate=args.trough_rate,
+        peak_rate=args.peak_rate,
+        preempt_cost_s=args.preempt_cost,
+        seed=args.seed,
+    )
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "table",
+        help="compare policies on the slot pool (the course's anchor table)",
+        description="Run each policy on the same scenario and print the comparison table.",
+    )
+    p.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
+                   help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
+    add_scenario_flags(p)
+    g = p.add_argument_group("extensions (all off by default)")
+    g.add_argument("--floor", type=int_arg, default=0, help="slots batch keeps while it has work")
+    g.add_argument("--aging", type=int_arg, default=None, metavar="SECONDS",
+                   help="never evict a batch job that has waited longer than this")
+    g.add_argument("--victim", default="youngest", help=f"eviction order: {', '.join(VICTIMS)}")
+    g.add_argument("--min-run", type=int_arg, default=0, metavar="SECONDS",
+                   help="never evict a batch job that has run less than this")
+    p.set_defaults(func=_table)
+
+
+def _table(args: argparse.Namespace) -> int:
+    scenario = scenario_from(args)
+    policies = parse_policies(
+        args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
+    )
+    table = run_table(scenario, policies)
+    print(table.to_json() if args.json else table.text())
+    return 0

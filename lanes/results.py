@@ -1,0 +1,295 @@
+"""Result objects of the slot-pool simulator, and the anchor table's layout.
+
+Results are read-only.  Scalar metrics are fields; per-tick and per-request
+series are computed on first use from the run's compact per-tick buckets.
+``to_frame`` methods import pandas inside, so ``import lanes`` stays light.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate, chain, repeat
+from operator import sub
+from typing import TYPE_CHECKING, Any
+
+from .arrivals import ArrivalStream
+from .policies import Policy
+from .scenario import Scenario
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+#: An interactive request is late when it waits longer than this, seconds.
+LATE_AFTER_S = 2
+
+
+def percentile(sorted_waits: list[int] | tuple[int, ...], q: float) -> int:
+    """The anchor program's percentile: element ``int(q * n)`` of the sorted list, -1 if empty."""
+    n = len(sorted_waits)
+    if not n:
+        return -1
+    return sorted_waits[min(n - 1, int(q * n))]
+
+
+@dataclass(frozen=True)
+class SlotPoolResult:
+    """One policy run on one scenario.
+
+    Attributes
+    ----------
+    p50_s, p99_s, max_s : int
+        Interactive queue wait percentiles and maximum, seconds (-1 when no
+        request was admitted).
+    late_fraction : float
+        Fraction of admitted interactive requests that waited more than
+        :data:`LATE_AFTER_S` seconds.
+    batch_done : int
+        Batch jobs completed within the simulated window.
+    preempted : int
+        Batch evictions.
+    util : float
+        Mean fraction of slots busy.
+    n_interactive : int
+        Interactive requests admitted to a slot.
+    n_arrivals : int
+        Interactive requests that arrived.
+    batch_queued : int
+        Batch jobs still queued at the end.
+    """
+
+    scenario: Scenario
+    policy: Policy
+    p50_s: int
+    p99_s: int
+    max_s: int
+    late_fraction: float
+    batch_done: int
+    preempted: int
+    util: float
+    n_interactive: int
+    n_arrivals: int
+    batch_queued: int
+    wait_s: tuple[int, ...] = field(repr=False)
+    _stream: ArrivalStream = field(repr=False)
+    _buckets: dict[str, list[int]] = field(repr=False)  # per-tick starts, ends and evictions
+
+    @classmethod
+    def from_run(
+        cls,
+        *,
+        scenario: Scenario,
+        policy: Policy,
+        stream: ArrivalStream,
+        inter_start: list[int],
+        inter_end: list[int],
+        batch_start: list[int],
+        batch_end: list[int],
+        evicted: list[int],
+        preempted: int,
+        batch_busy_slot_s: int,
+        batch_queued: int,
+    ) -> "SlotPoolResult":
+        """Summarise one run from its per-tick buckets (``inter_start[t]`` requests admitted at tick t, ...)."""
+        T = scenario.ticks
+        # Interactive requests are admitted in arrival order, so the admission
+        # tick of request j is the tick whose start count covers j.
+        admitted_at = list(chain.from_iterable(map(repeat, range(T), inter_start)))
+        n = len(admitted_at)
+        waits = tuple(map(sub, admitted_at, stream.arrival_tick[:n]))
+        inter_busy = sum(stream.inter_service_s[:n])
+        for j in range(n - 1, -1, -1):  # refund slot time beyond the horizon
+            over = admitted_at[j] + stream.inter_service_s[j] - T
+            if admitted_at[j] < T - scenario.inter_service_s[1]:
+                break
+            if over > 0:
+                inter_busy -= over
+        ordered = sorted(waits)
+        late = n - _count_at_most(ordered, LATE_AFTER_S)
+        return cls(
+            scenario=scenario,
+            policy=policy,
+            p50_s=percentile(ordered, 0.5),
+            p99_s=percentile(ordered, 0.99),
+            max_s=ordered[-1] if n else -1,
+            late_fraction=late / max(1, n),
+            batch_done=sum(batch_end[:T]),
+            preempted=preempted,
+            util=(inter_busy + batch_busy_slot_s) / (T * scenario.slots),
+            n_interactive=n,
+            n_arrivals=stream.n_arrivals,
+            batch_queued=batch_queued,
+            wait_s=waits,
+            _stream=stream,
+            _buckets={
+                "inter_start": inter_start,
+                "inter_end": inter_end,
+                "batch_start": batch_start,
+                "batch_end": batch_end,
+                "evicted": evicted,
+            },
+        )
+
+    # --- the anchor program's row -------------------------------------------------
+    def row(self) -> dict[str, Any]:
+        """The JSON row: ``policy``, ``p50``, ``p99``, ``max``, ``late``, ``batch_done``, ``preempted``, ``util``."""
+        return {
+            "policy": self.policy.spec,
+            "p50": self.p50_s,
+            "p99": self.p99_s,
+            "max": self.max_s,
+            "late": self.late_fraction,
+            "batch_done": self.batch_done,
+            "preempted": self.preempted,
+            "util": self.util,
+        }
+
+    def line(self) -> str:
+        """The row in the anchor table's text layout."""
+        return (
+            f"{self.policy.label:<14}{self.p50_s:>9}s{self.p99_s:>6}s{self.max_s:>6}s{self.late_fraction:>9.1%}"
+            f"{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}"
+        )
+
+    # --- series ---------------------------------------------------------------------
+    @cached_property
+    def busy_interactive(self) -> tuple[int, ...]:
+        """Slots held by interactive requests at each tick, after admission."""
+        T = self.scenario.ticks
+        b = self._buckets
+        return tuple(map(sub, accumulate(b["inter_start"][:T]), accumulate(b["inter_end"][:T])))
+
+    @cached_property
+    def busy_batch(self) -> tuple[int, ...]:
+        """Slots held by batch jobs at each tick, after admission."""
+        T = self.scenario.ticks
+        b = self._buckets
+        left = accumulate(map(sum, zip(b["batch_end"][:T], b["evicted"][:T])))
+        return tuple(map(sub, accumulate(b["batch_start"][:T]), left))
+
+    @cached_property
+    def batch_done_per_tick(self) -> tuple[int, ...]:
+        """Batch completions at each tick."""
+        return tuple(self._buckets["batch_end"][: self.scenario.ticks])
+
+    @cached_property
+    def preempted_per_tick(self) -> tuple[int, ...]:
+        """Batch evictions at each tick."""
+        return tuple(self._buckets["evicted"][: self.scenario.ticks])
+
+    @cached_property
+    def batch_done_cumulative(self) -> tuple[int, ...]:
+        """Batch jobs completed by the end of each tick."""
+        return tuple(accumulate(self.batch_done_per_tick))
+
+    @property
+    def wait_arrival_tick(self) -> tuple[int, ...]:
+        """Arrival tick of each admitted interactive request, matching :attr:`wait_s`."""
+        return self._stream.arrival_tick[: self.n_interactive]
+
+    @property
+    def wait_service_s(self) -> tuple[int, ...]:
+        """Slot time of each admitted interactive request, matching :attr:`wait_s`."""
+        return self._stream.inter_service_s[: self.n_interactive]
+
+    @property
+    def mean_busy_interactive(self) -> float:
+        """Time-averaged interactive slots busy (L in Little's law)."""
+        return sum(self.busy_interactive) / self.scenario.ticks
+
+    def waits_between(self, t0: int, t1: int) -> list[int]:
+        """Waits of admitted requests that arrived in ``[t0, t1)`` seconds, sorted."""
+        ticks = self.wait_arrival_tick
+        return sorted(w for w, a in zip(self.wait_s, ticks) if t0 <= a < t1)
+
+    def window(self, t0: int, t1: int) -> dict[str, float]:
+        """p50, p99, max wait and late fraction for arrivals in ``[t0, t1)`` seconds."""
+        w = self.waits_between(t0, t1)
+        n = len(w)
+        return {
+            "n": n,
+            "p50": percentile(w, 0.5),
+            "p99": percentile(w, 0.99),
+            "max": w[-1] if n else -1,
+            "late": (n - _count_at_most(w, LATE_AFTER_S)) / max(1, n),
+        }
+
+    def batch_done_by(self, t: int) -> int:
+        """Batch jobs completed before tick ``t`` (a deadline in seconds)."""
+        if t <= 0:
+            return 0
+        return self.batch_done_cumulative[min(t, self.scenario.ticks) - 1]
+
+    def to_frame(self) -> "pandas.DataFrame":
+        """Per-tick series as a DataFrame indexed by time in seconds."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "busy_interactive": self.busy_interactive,
+                "busy_batch": self.busy_batch,
+                "batch_done": self.batch_done_cumulative,
+                "preempted": self.preempted_per_tick,
+            },
+            index=pd.RangeIndex(self.scenario.ticks, name="t_s"),
+        )
+
+    def waits_frame(self) -> "pandas.DataFrame":
+        """One row per admitted interactive request: arrival time, wait and slot time, seconds."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"arrival_s": self.wait_arrival_tick, "wait_s": self.wait_s, "service_s": self.wait_service_s}
+        )
+
+
+def _count_at_most(sorted_values: list[int] | tuple[int, ...], x: int) -> int:
+    from bisect import bisect_right
+
+    return bisect_right(sorted_values, x)
+
+
+_HEADER = f"{'policy':<14}{'inter p50':>10}{'p99':>7}{'max':>7}{'wait>2s':>9}{'batch done':>12}{'preempted':>11}{'slot use':>10}"
+
+
+@dataclass(frozen=True)
+class PolicyTable:
+    """Several policies run on one scenario (one shared arrival stream)."""
+
+    scenario: Scenario
+    results: tuple[SlotPoolResult, ...]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, key: int | str) -> SlotPoolResult:
+        """A result by position or by policy spec (``table["reserve:8"]``)."""
+        if isinstance(key, str):
+            for r in self.results:
+                if r.policy.spec == key:
+                    return r
+            raise KeyError(key)
+        return self.results[key]
+
+    def text(self) -> str:
+        """The table in the anchor program's layout, header line included."""
+        lines = [self.scenario.describe(), "", _HEADER]
+        lines += [r.line() for r in self.results]
+        return "\n".join(lines)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON row per policy (see :meth:`SlotPoolResult.row`)."""
+        return [r.row() for r in self.results]
+
+    def to_json(self) -> str:
+        return json.dumps(self.rows())
+
+    def to_frame(self) -> "pandas.DataFrame":
+        """The table as a DataFrame, one row per policy, indexed by spec."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows()).set_index("policy")

@@ -1,0 +1,91 @@
+"""The slot-pool scenario: the workload, the pool and the random seed.
+
+A :class:`Scenario` holds every constant of the course's anchor program
+(``lanes.py`` in the first seed).  Its defaults reproduce that program's table.
+The scheduling rule itself lives in :mod:`lanes.policies`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import _checks
+
+#: Largest arrival rate accepted, in requests per second.  The Poisson draw
+#: starts from exp(-rate), which underflows to zero near 745/s.
+MAX_RATE_PER_S = 500.0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A pool of decode slots shared by interactive arrivals and a batch backlog.
+
+    Parameters
+    ----------
+    slots : int
+        Concurrent sequence slots in the pool (>= 1).
+    hours : float
+        Simulated time in hours; one tick is one second, so ``hours * 3600``
+        must be a whole number of ticks.
+    backlog : int
+        Batch jobs queued at t = 0 (>= 0).
+    batch_service_s : (int, int)
+        Inclusive range of a batch job's slot time in seconds, drawn uniformly.
+    inter_service_s : (int, int)
+        Inclusive range of an interactive request's slot time in seconds.
+    trough_rate, peak_rate : float
+        Interactive arrivals per second at the start (trough) and the middle
+        (peak) of the simulated window; the rate follows a raised cosine.
+    preempt_cost_s : int
+        Seconds of work a batch job redoes after each eviction (>= 0).
+    seed : int
+        Seed of the ``random.Random`` that draws the backlog and arrivals.
+    """
+
+    slots: int = 64
+    hours: float = 6
+    backlog: int = 10_000
+    batch_service_s: tuple[int, int] = (60, 180)
+    inter_service_s: tuple[int, int] = (4, 12)
+    trough_rate: float = 2.0
+    peak_rate: float = 5.0
+    preempt_cost_s: int = 15
+    seed: int = 3
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "slots", _checks.integer("slots", self.slots, lo=1))
+        hours = _checks.number("hours", self.hours, lo=0, lo_open=True, hi=24 * 365)
+        ticks = hours * 3600
+        if abs(ticks - round(ticks)) > 1e-9:
+            raise ValueError(f"hours must be a whole number of seconds when multiplied by 3600 (got {self.hours})")
+        set_(self, "hours", int(hours) if hours.is_integer() else hours)
+        set_(self, "backlog", _checks.integer("backlog", self.backlog, lo=0))
+        set_(self, "batch_service_s", _checks.int_range("batch_service_s", self.batch_service_s, lo=1))
+        set_(self, "inter_service_s", _checks.int_range("inter_service_s", self.inter_service_s, lo=1))
+        trough = _checks.number("trough_rate", self.trough_rate, lo=0, hi=MAX_RATE_PER_S)
+        peak = _checks.number("peak_rate", self.peak_rate, lo=0, hi=MAX_RATE_PER_S)
+        if peak < trough:
+            raise ValueError(f"peak_rate must be >= trough_rate (got {peak:g} < {trough:g})")
+        set_(self, "trough_rate", trough)
+        set_(self, "peak_rate", peak)
+        set_(self, "preempt_cost_s", _checks.integer("preempt_cost_s", self.preempt_cost_s, lo=0))
+        set_(self, "seed", _checks.integer("seed", self.seed))
+
+    @property
+    def ticks(self) -> int:
+        """Number of one-second ticks simulated."""
+        return int(round(self.hours * 3600))
+
+    def with_(self, **changes: object) -> "Scenario":
+        """Return a copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def describe(self) -> str:
+        """One line in the anchor program's header layout."""
+        bl, bh = self.batch_service_s
+        il, ih = self.inter_service_s
+        return (
+            f"{self.slots} slots, {self.hours:g} h, interactive {self.trough_rate:g}-{self.peak_rate:g} req/s"
+            f" x {il}-{ih} s, batch backlog {self.backlog} x {bl}-{bh} s"
+        )

@@ -1,0 +1,238 @@
+"""The slot-pool simulator: interactive requests and a batch backlog on one pool.
+
+One tick is one second.  Within a tick, in this order: the tick's arrivals
+join the interactive queue; jobs whose time is up leave their slots; a
+preempting policy evicts batch jobs for interactive requests that find no free
+slot; free slots are filled (batch first under ``fifo``; otherwise interactive
+first, then batch while the policy's headroom allows); busy slots are counted.
+
+The engine is event-driven: a job's completion tick is known when it starts,
+so completions are counted in per-tick buckets instead of touching every
+running job every tick.  The random draws live in :mod:`lanes.arrivals` and
+are shared by every policy run on the same scenario.
+"""
+
+from __future__ import annotations
+
+from .arrivals import ArrivalStream, draw_stream
+from .policies import DEFAULT_POLICIES, Policy, parse_policy
+from .results import PolicyTable, SlotPoolResult
+from .scenario import Scenario
+
+
+def simulate(
+    scenario: Scenario | None = None,
+    policy: str | Policy = "priority",
+    *,
+    stream: ArrivalStream | None = None,
+    **extensions: object,
+) -> SlotPoolResult:
+    """Run one policy on one scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario, optional
+        The workload and pool; the anchor scenario when omitted.
+    policy : str or Policy
+        A spec such as ``"reserve:8"`` (see :mod:`lanes.policies`) or a Policy.
+    stream : ArrivalStream, optional
+        Pre-drawn randomness for ``scenario`` (drawn here when omitted).
+    **extensions
+        Policy extension fields: ``floor``, ``aging_s``, ``victim``, ``min_run_s``.
+    """
+    scenario = Scenario() if scenario is None else scenario
+    pol = parse_policy(policy, **extensions)
+    pol.check_fits(scenario.slots)
+    if stream is None:
+        stream = draw_stream(scenario)
+    return _run(scenario, pol, stream)
+
+
+def run_table(
+    scenario: Scenario | None = None,
+    policies: tuple[str | Policy, ...] | list[str | Policy] = DEFAULT_POLICIES,
+    **extensions: object,
+) -> PolicyTable:
+    """Run several policies on one scenario, drawing its randomness once."""
+    scenario = Scenario() if scenario is None else scenario
+    pols = [parse_policy(p, **extensions) for p in policies]
+    for p in pols:
+        p.check_fits(scenario.slots)
+    stream = draw_stream(scenario)
+    return PolicyTable(scenario, tuple(_run(scenario, p, stream) for p in pols))
+
+
+def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResult:
+    T = scenario.ticks
+    slots = scenario.slots
+    cost = scenario.preempt_cost_s
+    arr_service = stream.inter_service_s
+    zero_wait_end = stream.zero_wait_end
+    arrived_by = stream.arrived_by
+    backlog = stream.batch_service_s
+    n_backlog = len(backlog)
+
+    # Per-tick buckets.  Interactive ends start as if every request were
+    # admitted on arrival; a request left waiting at the end of its arrival
+    # tick has its end moved to where it is really admitted.  Batch ends at
+    # or beyond the horizon collect in bucket T.
+    inter_end = list(stream.zero_wait_ends_at)
+    inter_start = [0] * T
+    batch_start = [0] * T
+    batch_end = [0] * (T + 1)
+    evicted = [0] * T
+
+    front: list[tuple[int, int, int]] = []  # re-queued batch jobs, head of queue last: (remaining, waited, since)
+    next_backlog = 0
+    running_batch: list[list[int]] = []  # [start, end, waited] in start order (preempting policies only)
+    n_batch = 0  # batch jobs in slots
+    free = slots
+    head = 0  # next interactive arrival to admit; arrivals before it are in slots or done
+    fresh = 0  # first arrival of the current tick
+    preempted = 0
+    batch_busy = 0  # batch slot-seconds within the horizon, booked at start, refunded at eviction
+
+    fifo = pol.kind == "fifo"
+    preempts = pol.preempts
+    headroom = pol.headroom
+    floor = pol.floor
+    fast_victims = not pol.has_extensions
+
+    for t in range(T):
+        done_i = inter_end[t]
+        done_b = batch_end[t]
+        if done_i or done_b:
+            free += done_i + done_b
+            n_batch -= done_b
+        arrived = arrived_by[t]
+
+        if preempts and arrived - head > free and n_batch > floor:
+            need = arrived - head - free
+            take = need if need < n_batch - floor else n_batch - floor
+            victims = _youngest(running_batch, t, take) if fast_victims else _eligible_victims(running_batch, t, take, pol)
+            for job in victims:
+                end = job[1]
+                if end < T:
+                    batch_end[end] -= 1
+                    batch_busy -= end - t
+                else:
+                    batch_end[T] -= 1
+                    batch_busy -= T - t
+                job[1] = -1
+                front.append((end - t + cost, job[2], t))
+            k = len(victims)
+            evicted[t] = k
+            preempted += k
+            free += k
+            n_batch -= k
+
+        if free and not fifo and arrived > head:
+            m = arrived - head
+            if floor and (front or next_backlog < n_backlog or n_batch):
+                cap = (slots - floor) - (slots - free - n_batch)
+                if m > cap:
+                    m = cap
+            if m > free:
+                m = free
+            if m > 0:
+                for j in range(head, min(head + m, fresh)):  # requests that waited
+                    inter_end[t + arr_service[j]] += 1
+                inter_start[t] = m
+                head += m
+                free -= m
+
+        if free and (front or next_backlog < n_backlog) and (fifo or free > headroom or n_batch < floor):
+            started = 0
+            while free and (front or next_backlog < n_backlog) and (fifo or free > headroom or n_batch < floor):
+                if front:
+                    remaining, waited, since = front.pop()
+                    waited += t - since
+                else:
+                    remaining = backlog[next_backlog]
+                    next_backlog += 1
+                    waited = t
+                end = t + remaining
+                if end < T:
+                    batch_end[end] += 1
+                    batch_busy += remaining
+                else:
+                    batch_end[T] += 1
+                    batch_busy += T - t
+                if preempts:
+                    running_batch.append([t, end, waited])
+                free -= 1
+                n_batch += 1
+                started += 1
+            batch_start[t] = started
+
+        if free and fifo and arrived > head:
+            m = arrived - head if arrived - head < free else free
+            for j in range(head, min(head + m, fresh)):
+                inter_end[t + arr_service[j]] += 1
+            inter_start[t] = m
+            head += m
+            free -= m
+
+        if head < arrived:  # this tick's arrivals still queued: they will not end where assumed
+            for j in range(head if head > fresh else fresh, arrived):
+                inter_end[zero_wait_end[j]] -= 1
+        fresh = arrived
+
+    return SlotPoolResult.from_run(
+        scenario=scenario,
+        policy=pol,
+        stream=stream,
+        inter_start=inter_start,
+        inter_end=inter_end,
+        batch_start=batch_start,
+        batch_end=batch_end,
+        evicted=evicted,
+        preempted=preempted,
+        batch_busy_slot_s=batch_busy,
+        batch_queued=len(front) + n_backlog - next_backlog,
+    )
+
+
+def _youngest(running: list[list[int]], t: int, take: int) -> list[list[int]]:
+    """Pick ``take`` victims, youngest start first, ties in start order.
+
+    ``running`` is in start order, so the youngest jobs sit at its tail.
+    Finished or evicted entries (end <= t) are dropped from the tail as they
+    are met; entries in the middle are skipped.  The caller marks the victims
+    evicted.
+    """
+    while running[-1][1] <= t:
+        running.pop()
+    if take == 1 and (len(running) == 1 or running[-2][0] != running[-1][0]):
+        return [running.pop()]  # the common case: one victim, alone at the youngest start
+    victims: list[list[int]] = []
+    while take:
+        while running[-1][1] <= t:
+            running.pop()
+        start = running[-1][0]
+        i = len(running) - 1
+        while i and running[i - 1][0] == start:
+            i -= 1
+        group = [job for job in running[i:] if job[1] > t]
+        if len(group) > take:
+            group = group[:take]
+        else:
+            del running[i:]  # the whole group goes
+        victims.extend(group)
+        take -= len(group)
+    return victims
+
+
+def _eligible_victims(running: list[list[int]], t: int, take: int, pol: Policy) -> list[list[int]]:
+    """Pick victims honouring minimum run time, aging and the victim order."""
+    running[:] = [job for job in running if job[1] > t]
+    eligible = [
+        job
+        for job in running
+        if t - job[0] >= pol.min_run_s and (pol.aging_s is None or job[2] <= pol.aging_s)
+    ]
+    if pol.victim == "youngest":
+        eligible.sort(key=lambda job: -job[0])
+    else:  # most_remaining
+        eligible.sort(key=lambda job: t - job[1])
+    return eligible[:take]

@@ -1,0 +1,83 @@
+"""Benchmark: the anchor table from the seed's program against ``python -m lanes table``.
+
+Both are timed as whole processes, alternately, several rounds; the best of
+each is compared.  The seed's program is read out of ../shared/seeds/ when that
+folder exists (it is not part of this repository); otherwise only our times are
+printed.  Also prints one 6-hour single-policy run timed in process.
+
+    python scripts/bench_table.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT.parent / "shared" / "seeds" / "000_d8ef3ce34be3f789.txt"
+
+
+def seed_program() -> str | None:
+    """The anchor program's source, cut out of the seed document, or None."""
+    if not SEED.exists():
+        return None
+    text = SEED.read_text()
+    start = text.index('"""lanes.py:')
+    tail = 'if __name__ == "__main__":\n    main()'
+    end = text.index(tail, start) + len(tail)
+    return text[start:end] + "\n"
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return time.perf_counter() - t0, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    ours_cmd = [sys.executable, "-m", "lanes", "table"]
+    source = seed_program()
+    best_ours = best_seed = float("inf")
+    with tempfile.TemporaryDirectory() as tmp:
+        seed_cmd = None
+        if source is None:
+            print(f"seed program not found at {SEED}: timing lanes only")
+        else:
+            path = Path(tmp) / "seed_lanes.py"
+            path.write_text(source)
+            seed_cmd = [sys.executable, str(path)]
+        for _ in range(args.rounds):
+            t, ours_out = timed(ours_cmd)
+            best_ours = min(best_ours, t)
+            if seed_cmd:
+                t, seed_out = timed(seed_cmd)
+                best_seed = min(best_seed, t)
+                if seed_out != ours_out:
+                    print("MISMATCH: python -m lanes table differs from the seed's output", file=sys.stderr)
+                    return 1
+    print(f"python -m lanes table      best of {args.rounds}: {best_ours * 1000:8.1f} ms")
+    if source is not None:
+        print(f"seed lanes.py (same table) best of {args.rounds}: {best_seed * 1000:8.1f} ms")
+        print(f"speed-up (seed / lanes): {best_seed / best_ours:.1f}x  (outputs identical)")
+
+    sys.path.insert(0, str(ROOT))
+    from lanes import Scenario, simulate
+
+    runs = []
+    for _ in range(args.rounds):
+        t0 = time.perf_counter()
+        simulate(Scenario(), "reserve:8")
+        runs.append(time.perf_counter() - t0)
+    print(f"one 6-hour run (reserve:8, draws included) in process, best of {args.rounds}: {min(runs) * 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
