@@ -14,38 +14,53 @@ import math
 import random
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import add
 from typing import Callable
 
 from .scenario import Scenario
 
 
-def rate_per_s(scenario: Scenario, t: int | float) -> float:
-    """Interactive arrival rate at tick ``t``, in requests per second.
+def rate_curve(scenario: Scenario) -> list[float]:
+    """Interactive arrival rate at every tick, in requests per second.
 
     A raised cosine over the simulated window: ``trough_rate`` at t = 0,
     ``peak_rate`` halfway through, back to the trough at the end.
     """
-    lo, hi = scenario.trough_rate, scenario.peak_rate
-    return lo + (hi - lo) * (1 - math.cos(2 * math.pi * t / scenario.ticks)) / 2
+    return list(map(_rate_fn(scenario), range(scenario.ticks)))
+
+
+def rate_per_s(scenario: Scenario, t: float) -> float:
+    """Interactive arrival rate at time ``t`` seconds, in requests per second (see :func:`rate_curve`)."""
+    return _rate_fn(scenario)(t)
+
+
+def _rate_fn(scenario: Scenario) -> Callable[[float], float]:
+    lo, span = scenario.trough_rate, scenario.peak_rate - scenario.trough_rate
+    ticks, tau, cos = scenario.ticks, 2 * math.pi, math.cos
+    return lambda t: lo + span * (1 - cos(tau * t / ticks)) / 2
+
+
+#: Terms summed before a Poisson draw gives up; reached only when rounding
+#: keeps the summed probability below ``u`` for good.
+_MAX_POISSON_TERMS = 10_000
 
 
 def poisson_count(lam: float, u: float) -> int:
     """Number of arrivals in one tick: the Poisson(``lam``) quantile of ``u``.
 
-    Sums the probability mass term by term until it passes ``u``.  Stops when
-    the terms have underflowed past the mode, so a ``u`` the floating-point
-    sum can never reach does not loop for ever.
+    Adds the probability mass term by term, from k = 0, until the running
+    total reaches ``u``.
     """
-    k = 0
     term = cum = math.exp(-lam)
-    while u > cum:
-        k += 1
+    if u <= cum:
+        return 0
+    for k in range(1, _MAX_POISSON_TERMS):
         term *= lam / k
         cum += term
-        if term == 0.0 and k > lam:
-            break
-    return k
+        if u <= cum:
+            return k
+    return _MAX_POISSON_TERMS
 
 
 def _fast_randint(rng: random.Random) -> Callable[[int, int], int]:
@@ -126,8 +141,13 @@ class ArrivalStream:
         return bisect_right(self.arrival_tick, t1 - 1) - bisect_right(self.arrival_tick, t0 - 1)
 
 
+@lru_cache(maxsize=8)
 def draw_stream(scenario: Scenario) -> ArrivalStream:
-    """Draw the backlog and the interactive arrivals for ``scenario``."""
+    """Draw the backlog and the interactive arrivals for ``scenario``.
+
+    Streams are immutable and depend only on the scenario, so the last few
+    are kept: an explorer that changes only the policy re-uses its draws.
+    """
     rng = random.Random(scenario.seed)
     randint = _fast_randint(rng)
     uniform = rng.random
@@ -135,19 +155,21 @@ def draw_stream(scenario: Scenario) -> ArrivalStream:
     blo, bhi = scenario.batch_service_s
     ilo, ihi = scenario.inter_service_s
 
-    backlog = tuple(randint(blo, bhi) for _ in range(scenario.backlog))
+    backlog = tuple([randint(blo, bhi) for _ in range(scenario.backlog)])
     when: list[int] = []
     service: list[int] = []
     arrived_by = [0] * ticks
     n = 0
-    for t in range(ticks):
-        k = poisson_count(rate_per_s(scenario, t), uniform())
+    t = 0
+    for lam in rate_curve(scenario):
+        k = poisson_count(lam, uniform())
         if k:
             n += k
+            when += [t] * k
             for _ in range(k):
-                when.append(t)
                 service.append(randint(ilo, ihi))
         arrived_by[t] = n
+        t += 1
     zero_wait_end = tuple(map(add, when, service))
     ends_at = [0] * (ticks + ihi + 1)
     for end in zero_wait_end:
