@@ -1,0 +1,402 @@
+"""The built web book, checked in a real browser.
+
+A session fixture builds the book exactly as CI and readers do
+(``jupyter-book build . -W -n --keep-going``), serves ``_build/html`` on a free
+localhost port and opens every HTML page in headless Chromium through
+Playwright. Each test then asserts one property over all pages and lists every
+page that breaks it:
+
+- every page loads (HTTP 200) with a non-empty title;
+- every image has loaded and is drawn with a non-zero size;
+- every internal link (same host) resolves to an existing file, and a link to
+  an anchor on another page of the book finds that anchor;
+- no request for the book's own assets fails. Requests to other hosts (CDNs,
+  launch services) are aborted on purpose, so the test behaves the same
+  offline and online.
+
+A screenshot of the first chapter is saved to ``artifacts/screenshots/``.
+
+Playwright's own browser download does not work here, so the test drives
+Debian's Chromium at ``/usr/bin/chromium``; when it is missing the browser
+tests fail (they never skip) and say how to install it.
+
+Set ``LANES_BOOK_BUILT=1`` to reuse an existing ``_build/html`` instead of
+building again (for example right after ``scripts/build_book.sh``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import os
+import pathlib
+import subprocess
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+HTML_DIR = ROOT / "_build" / "html"
+SCREENSHOT_DIR = ROOT / "artifacts" / "screenshots"
+SCREENSHOT_PAGE = "notebooks/01_slots_and_littles_law.html"
+
+BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
+
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+INSTALL_HINT = (
+    f"Chromium is missing at {CHROMIUM}. The browser test needs Debian's "
+    "chromium package (Playwright's own browser download does not work here). "
+    "Install it with: apt-get install -y chromium"
+)
+
+# Generated pages that are part of the site although not listed in _toc.yml.
+GENERATED_PAGES = {"index.html", "genindex.html", "search.html"}
+PAGE_TIMEOUT_MS = 30_000
+
+
+# --------------------------------------------------------------------------
+# Build and serve
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def built_site() -> pathlib.Path:
+    """Build the book with warnings as errors, or reuse it if told to."""
+    if os.environ.get("LANES_BOOK_BUILT") == "1" and (HTML_DIR / "index.html").is_file():
+        return HTML_DIR
+    proc = subprocess.run(
+        BUILD_COMMAND, cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        log = (proc.stdout + "\n" + proc.stderr).splitlines()
+        problems = [line for line in log if "WARNING" in line or "ERROR" in line]
+        shown = "\n".join(problems[:40] or log[-40:])
+        pytest.fail(
+            f"`{' '.join(BUILD_COMMAND)}` failed with exit code {proc.returncode}:\n{shown}",
+            pytrace=False,
+        )
+    assert (HTML_DIR / "index.html").is_file(), "the build wrote no _build/html/index.html"
+    return HTML_DIR
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature is http.server's
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: pathlib.Path):
+    """Serve the built site on 127.0.0.1 at a free port, for the session."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def html_pages(html_dir: pathlib.Path) -> list[str]:
+    """Every HTML page of the book, relative to the site root (posix paths).
+
+    Files under folders starting with an underscore (``_static``, ``_sources``,
+    ``_images``) are assets, not pages.
+    """
+    pages = []
+    for path in sorted(html_dir.rglob("*.html")):
+        rel = path.relative_to(html_dir)
+        if any(part.startswith("_") for part in rel.parts[:-1]):
+            continue
+        pages.append(rel.as_posix())
+    return pages
+
+
+def toc_pages() -> list[str]:
+    """The pages _toc.yml promises, as HTML paths relative to the site root."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return [pathlib.PurePosixPath(f).with_suffix(".html").as_posix() for f in files]
+
+
+# --------------------------------------------------------------------------
+# Crawl every page once in Chromium
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class PageReport:
+    path: str
+    status: int | None = None
+    final_url: str = ""
+    title: str = ""
+    bad_images: list[str] = field(default_factory=list)
+    image_count: int = 0
+    links: list[str] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    failed_requests: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+# Runs in the page: make lazy images load, wait for every image to settle,
+# then report those that failed or are drawn at zero size while visible.
+_IMAGES_JS = """
+async () => {
+  const imgs = Array.from(document.images);
+  for (const img of imgs) {
+    if (img.loading === 'lazy') { img.loading = 'eager'; }
+  }
+  await Promise.all(imgs.map(img => img.complete ? null : new Promise(done => {
+    img.addEventListener('load', done, {once: true});
+    img.addEventListener('error', done, {once: true});
+    setTimeout(done, 10000);
+  })));
+  return imgs.map(img => {
+    const box = img.getBoundingClientRect();
+    return {
+      src: img.currentSrc || img.src || img.outerHTML.slice(0, 120),
+      complete: img.complete,
+      naturalWidth: img.naturalWidth,
+      width: box.width,
+      height: box.height,
+      shown: img.checkVisibility({visibilityProperty: true}),
+    };
+  });
+}
+"""
+
+_LINKS_JS = "() => Array.from(document.querySelectorAll('a[href]'), a => a.href)"
+_IDS_JS = (
+    "() => Array.from(document.querySelectorAll('[id], a[name]'),"
+    " e => e.id || e.getAttribute('name'))"
+)
+
+
+def _launch_chromium(playwright):
+    if not CHROMIUM.exists():
+        pytest.fail(INSTALL_HINT, pytrace=False)
+    return playwright.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    )
+
+
+@pytest.fixture(scope="session")
+def crawl(site_url: str, built_site: pathlib.Path) -> dict[str, PageReport]:
+    """Open every page of the built book in headless Chromium, once."""
+    if not CHROMIUM.exists():
+        pytest.fail(INSTALL_HINT, pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    host = urllib.parse.urlsplit(site_url).netloc
+    reports: dict[str, PageReport] = {}
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+
+    with sync_playwright() as pw:
+        browser = _launch_chromium(pw)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+        # Other hosts are unreachable offline; abort them at once so that no
+        # page waits on a CDN and the result does not depend on the network.
+        def route(r):
+            if urllib.parse.urlsplit(r.request.url).netloc == host:
+                r.continue_()
+            else:
+                r.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        current: list[PageReport] = []
+
+        def own(url: str) -> bool:
+            return urllib.parse.urlsplit(url).netloc == host
+
+        def on_failed(request):
+            if current and own(request.url):
+                current[0].failed_requests.append(f"{request.url} ({request.failure})")
+
+        def on_response(response):
+            if current and own(response.url) and response.status >= 400:
+                current[0].failed_requests.append(f"{response.url} (HTTP {response.status})")
+
+        page.on("requestfailed", on_failed)
+        page.on("response", on_response)
+
+        for rel in html_pages(built_site):
+            report = PageReport(path=rel)
+            current[:] = [report]
+            try:
+                response = page.goto(site_url + rel, wait_until="load")
+                report.status = response.status if response else None
+                refresh = page.locator('meta[http-equiv="Refresh" i]')
+                if refresh.count():
+                    # A redirect stub (index.html): follow it to the real page.
+                    page.wait_for_url(lambda url: not url.endswith("/" + rel))
+                    page.wait_for_load_state("load")
+                page.wait_for_load_state("networkidle")
+                report.final_url = page.url
+                report.title = page.title().strip()
+                images = page.evaluate(_IMAGES_JS)
+                report.image_count = len(images)
+                for img in images:
+                    if not img["complete"] or img["naturalWidth"] == 0:
+                        report.bad_images.append(f"{img['src']} did not load")
+                    elif img["shown"] and (img["width"] == 0 or img["height"] == 0):
+                        report.bad_images.append(
+                            f"{img['src']} is drawn at {img['width']}x{img['height']} px"
+                        )
+                report.links = page.evaluate(_LINKS_JS)
+                report.ids = {i for i in page.evaluate(_IDS_JS) if i}
+                if rel == SCREENSHOT_PAGE:
+                    page.screenshot(
+                        path=str(SCREENSHOT_DIR / (pathlib.Path(rel).stem + ".png")),
+                        full_page=True,
+                    )
+            except Exception as exc:  # noqa: BLE001 - reported per page below
+                report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            reports[rel] = report
+        current.clear()
+        context.close()
+        browser.close()
+    return reports
+
+
+def _fail_listing(what: str, problems: list[str]) -> None:
+    if problems:
+        listing = "\n".join(f"  - {p}" for p in problems)
+        pytest.fail(f"{len(problems)} {what}:\n{listing}", pytrace=False)
+
+
+# --------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------
+
+
+class TestBuild:
+    def test_every_toc_page_is_built(self, built_site):
+        built = set(html_pages(built_site))
+        missing = [p for p in toc_pages() if p not in built]
+        _fail_listing("pages listed in _toc.yml are missing from _build/html", missing)
+
+    def test_no_page_outside_the_toc(self, built_site):
+        expected = set(toc_pages()) | GENERATED_PAGES
+        extra = [p for p in html_pages(built_site) if p not in expected]
+        _fail_listing("HTML pages were built that _toc.yml does not list", extra)
+
+    def test_no_solution_file_in_the_site(self, built_site):
+        """Nothing from solutions/ may reach the site: by path, name or content."""
+        problems = []
+        built_files = [p for p in built_site.rglob("*") if p.is_file()]
+        for path in built_files:
+            rel = path.relative_to(built_site)
+            if "solutions" in rel.parts:
+                problems.append(f"{rel.as_posix()} is under a solutions folder")
+        solution_files = [
+            p for p in (ROOT / "solutions").rglob("*")
+            if p.is_file() and p.stat().st_size > 0 and "__pycache__" not in p.parts
+        ]
+        names = {p.name for p in solution_files}
+        digests = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in solution_files}
+        for path in built_files:
+            rel = path.relative_to(built_site).as_posix()
+            if path.name in names:
+                problems.append(f"{rel} has the name of a file in solutions/")
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest in digests:
+                problems.append(
+                    f"{rel} is a copy of {digests[digest].relative_to(ROOT).as_posix()}"
+                )
+        _fail_listing("solution files found in the built site", problems)
+
+
+class TestInBrowser:
+    def test_chromium_is_installed(self):
+        if not CHROMIUM.exists():
+            pytest.fail(INSTALL_HINT, pytrace=False)
+
+    def test_every_page_was_opened(self, crawl, built_site):
+        assert sorted(crawl) == html_pages(built_site)
+        assert len(crawl) >= len(toc_pages())
+
+    def test_pages_load_with_a_title(self, crawl):
+        problems = []
+        for rel, r in crawl.items():
+            if r.error:
+                problems.append(f"{rel}: {r.error}")
+            elif r.status != 200:
+                problems.append(f"{rel}: HTTP {r.status}")
+            elif not r.title:
+                problems.append(f"{rel}: empty <title>")
+        _fail_listing("pages did not load with a title", problems)
+
+    def test_images_are_shown(self, crawl):
+        problems = [f"{rel}: {bad}" for rel, r in crawl.items() for bad in r.bad_images]
+        _fail_listing("images are broken", problems)
+
+    def test_internal_links_resolve(self, crawl, site_url):
+        host = urllib.parse.urlsplit(site_url).netloc
+        ids_by_url = {urllib.parse.urldefrag(r.final_url)[0]: r.ids for r in crawl.values()}
+        targets: dict[str, set[str]] = {}
+        for rel, r in crawl.items():
+            for href in r.links:
+                parts = urllib.parse.urlsplit(href)
+                if parts.scheme not in ("http", "https") or parts.netloc != host:
+                    continue
+                targets.setdefault(href, set()).add(rel)
+
+        problems = []
+        status_cache: dict[str, int] = {}
+        for href, sources in sorted(targets.items()):
+            url, fragment = urllib.parse.urldefrag(href)
+            if url not in status_cache:
+                try:
+                    with urllib.request.urlopen(url, timeout=10) as resp:
+                        status_cache[url] = resp.status
+                except urllib.error.HTTPError as err:
+                    status_cache[url] = err.code
+            where = ", ".join(sorted(sources))
+            if status_cache[url] != 200:
+                problems.append(f"{href} -> HTTP {status_cache[url]} (linked from {where})")
+                continue
+            # An anchor on a page of the book must exist on that page.
+            if fragment and url in ids_by_url:
+                anchor = urllib.parse.unquote(fragment)
+                if anchor not in ids_by_url[url]:
+                    problems.append(f"{href} -> no anchor #{anchor} (linked from {where})")
+        _fail_listing("internal links are broken", problems)
+
+    def test_no_own_request_fails(self, crawl):
+        problems = [f"{rel}: {req}" for rel, r in crawl.items() for req in r.failed_requests]
+        _fail_listing("requests for the book's own files failed", problems)
+
+    def test_chapter_screenshot_saved(self, crawl):
+        shot = SCREENSHOT_DIR / (pathlib.PurePosixPath(SCREENSHOT_PAGE).stem + ".png")
+        assert SCREENSHOT_PAGE in crawl, f"{SCREENSHOT_PAGE} was not built"
+        assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot at {shot}"
