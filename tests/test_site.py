@@ -17,8 +17,8 @@ page that breaks it:
 A screenshot of the first chapter is saved to ``artifacts/screenshots/``.
 
 Playwright's own browser download does not work here, so the test drives
-Debian's Chromium at ``/usr/bin/chromium``; when it is missing the browser
-tests fail (they never skip) and say how to install it.
+Debian's Chromium at ``/usr/bin/chromium`` (or ``$LANES_CHROMIUM``); when it
+is missing the browser tests fail (they never skip) and say how to install it.
 
 Set ``LANES_BOOK_BUILT=1`` to reuse an existing ``_build/html`` instead of
 building again (for example right after ``scripts/build_book.sh``).
@@ -31,6 +31,7 @@ import hashlib
 import http.server
 import os
 import pathlib
+import re
 import subprocess
 import threading
 import urllib.error
@@ -48,7 +49,9 @@ SCREENSHOT_PAGE = "notebooks/01_slots_and_littles_law.html"
 
 BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
 
-CHROMIUM = pathlib.Path("/usr/bin/chromium")
+# Debian's chromium. LANES_CHROMIUM points elsewhere (another distribution's
+# path, or a missing one to see the failure message).
+CHROMIUM = pathlib.Path(os.environ.get("LANES_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -83,7 +86,7 @@ def built_site() -> pathlib.Path:
         BUILD_COMMAND, cwd=ROOT, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
-        log = (proc.stdout + "\n" + proc.stderr).splitlines()
+        log = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + "\n" + proc.stderr).splitlines()
         problems = [line for line in log if "WARNING" in line or "ERROR" in line]
         shown = "\n".join(problems[:40] or log[-40:])
         pytest.fail(
