@@ -174,6 +174,21 @@ class SlotPoolResult:
         return tuple(self._buckets["batch_end"][: self.scenario.ticks])
 
     @cached_property
+    def batch_started_per_tick(self) -> tuple[int, ...]:
+        """Batch jobs started (or restarted after eviction) at each tick."""
+        return tuple(self._buckets["batch_start"])
+
+    @cached_property
+    def interactive_started_per_tick(self) -> tuple[int, ...]:
+        """Interactive requests admitted to a slot at each tick."""
+        return tuple(self._buckets["inter_start"])
+
+    @property
+    def interactive_done(self) -> int:
+        """Interactive requests that finished within the simulated window."""
+        return sum(self._buckets["inter_end"][: self.scenario.ticks])
+
+    @cached_property
     def preempted_per_tick(self) -> tuple[int, ...]:
         """Batch evictions at each tick."""
         return tuple(self._buckets["evicted"][: self.scenario.ticks])

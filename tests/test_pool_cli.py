@@ -1,0 +1,96 @@
+"""``python -m lanes table``: output, JSON rows, flags and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lanes.cli import main
+from test_slotpool import ANCHOR_TABLE
+
+JSON_KEYS = ["policy", "p50", "p99", "max", "late", "batch_done", "preempted", "util"]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lanes", *args], capture_output=True, text=True, timeout=120)
+
+
+class TestTable:
+    def test_default_table_as_a_process(self):
+        out = run_cli("table")
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == ANCHOR_TABLE + "\n"
+
+    def test_json_rows(self, capsys):
+        assert main(["table", "--json", "--policies", "fifo,reserve:16,hybrid:8", "--hours", "1"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        assert [r["policy"] for r in rows] == ["fifo", "reserve:16", "hybrid:8"]
+        assert all(list(r) == JSON_KEYS for r in rows)
+        assert all(isinstance(r["late"], float) and isinstance(r["util"], float) for r in rows)
+
+    def test_scenario_flags_change_the_run(self, capsys):
+        argv = ["table", "--policies", "priority", "--slots", "16", "--hours", "0.5", "--backlog", "50",
+                "--batch-service", "30", "90", "--inter-service", "2", "6", "--trough-rate", "0.5",
+                "--peak-rate", "1.5", "--preempt-cost", "60", "--seed", "11"]
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert out.splitlines()[0] == "16 slots, 0.5 h, interactive 0.5-1.5 req/s x 2-6 s, batch backlog 50 x 30-90 s"
+        from lanes import Scenario, simulate
+
+        sc = Scenario(slots=16, hours=0.5, backlog=50, batch_service_s=(30, 90), inter_service_s=(2, 6),
+                      trough_rate=0.5, peak_rate=1.5, preempt_cost_s=60, seed=11)
+        assert out.splitlines()[-1] == simulate(sc, "priority").line()
+
+    def test_extension_flags(self, capsys):
+        assert main(["table", "--json", "--policies", "preempt", "--floor", "40"]) == 0
+        with_floor = json.loads(capsys.readouterr().out)[0]
+        assert main(["table", "--json", "--policies", "preempt"]) == 0
+        without = json.loads(capsys.readouterr().out)[0]
+        assert with_floor["preempted"] < without["preempted"]
+        assert with_floor["p99"] > without["p99"]
+
+
+class TestErrors:
+    @pytest.mark.parametrize(
+        "args, needle",
+        [
+            (["--policies", "bogus"], "policy must be one of fifo, priority, reserve:R, preempt, hybrid:R"),
+            (["--policies", "reserve:80"], "reserve must be in [0, slots] (got 80, slots=64)"),
+            (["--slots", "0"], "slots must be an integer >= 1 (got 0)"),
+            (["--slots", "many"], "argument --slots: must be an integer (got 'many')"),
+            (["--hours", "-1"], "hours must be a number in (0, 8760] (got -1.0)"),
+            (["--backlog", "-5"], "backlog must be an integer >= 0 (got -5)"),
+            (["--batch-service", "90", "30"], "batch_service_s must have lo <= hi (got 90 > 30)"),
+            (["--inter-service", "4"], "argument --inter-service: expected 2 arguments"),
+            (["--peak-rate", "fast"], "argument --peak-rate: must be a number (got 'fast')"),
+            (["--victim", "oldest"], "victim must be one of youngest, most_remaining (got 'oldest')"),
+        ],
+    )
+    def test_one_line_and_status_2(self, args, needle):
+        out = run_cli("table", *args)
+        assert out.returncode == 2
+        assert out.stdout == ""
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1, out.stderr
+        assert needle in lines[0]
+        assert "Traceback" not in out.stderr
+
+
+class TestLightImports:
+    def test_cli_path_imports_no_heavy_library(self):
+        code = (
+            "import sys, runpy; sys.argv = ['lanes', 'table', '--hours', '0.1'];\n"
+            "try:\n    runpy.run_module('lanes', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'ipywidgets') if m in sys.modules)\n"
+            "print('HEAVY', heavy)"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+    def test_import_lanes_is_light(self):
+        code = "import sys, lanes; lanes.simulate; print(sorted(m for m in ('numpy','pandas','matplotlib','ipywidgets') if m in sys.modules))"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == "[]", out.stdout + out.stderr

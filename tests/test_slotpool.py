@@ -1,0 +1,190 @@
+"""The slot-pool simulator: the anchor table, an independent oracle, and properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+
+import lanes
+from lanes import Scenario, run_table, simulate
+from lanes.arrivals import draw_stream, poisson_count
+
+import reference_pool
+from strategies import runs, scenarios
+
+#: The anchor table printed by the seed's program (000_d8ef3ce34be3f789.txt,
+#: "Run it with python3 lanes.py").  This is the specification.
+ANCHOR_TABLE = """\
+64 slots, 6 h, interactive 2-5 req/s x 4-12 s, batch backlog 10000 x 60-180 s
+
+policy         inter p50    p99    max  wait>2s  batch done  preempted  slot use
+fifo              15368s 18576s 18623s   100.0%      10,000          0      100%
+priority              2s    22s    54s    47.4%       6,501          0      100%
+reserve 4             1s    15s    36s    29.1%       6,284          0       98%
+reserve 8             0s     7s    19s    11.1%       5,859          0       94%
+reserve 16            0s     2s     5s     0.4%       4,670          0       84%
+preempt               0s     0s     0s     0.0%       3,944     20,474      100%
+reserve 8+pre         0s     0s     0s     0.0%       5,139      3,951       92%"""
+
+
+@pytest.fixture(scope="module")
+def anchor():
+    return run_table()
+
+
+class TestAnchorTable:
+    def test_text_matches_the_seed_exactly(self, anchor):
+        assert anchor.text() == ANCHOR_TABLE
+
+    def test_rows_carry_unrounded_values(self, anchor):
+        row = anchor["reserve:8"].row()
+        assert row["policy"] == "reserve:8"
+        assert row["p99"] == 7 and row["batch_done"] == 5859
+        assert 0.1105 < row["late"] < 0.1115 and row["late"] != round(row["late"], 3)
+        assert 0.944 < row["util"] < 0.945
+
+    def test_table_and_single_runs_agree(self, anchor):
+        for spec in ("priority", "hybrid:8"):
+            assert simulate(Scenario(), spec).row() == anchor[spec].row()
+
+
+class TestAgainstOracle:
+    """The fast engine against the plain per-tick model in reference_pool.py."""
+
+    @settings(max_examples=120, deadline=None)
+    @given(runs())
+    def test_rows_identical(self, run):
+        scenario, policy = run
+        assert simulate(scenario, policy).row() == reference_pool.run(scenario, policy)
+
+    def test_anchor_rows_identical_on_a_shorter_day(self):
+        sc = Scenario(hours=0.5, backlog=400)
+        for spec in lanes.DEFAULT_POLICIES:
+            pol = lanes.parse_policy(spec)
+            assert simulate(sc, pol).row() == reference_pool.run(sc, pol), spec
+
+    def test_extensions_on_the_anchor_pool(self):
+        sc = Scenario(hours=0.5, backlog=400)
+        for pol in (
+            lanes.parse_policy("preempt", floor=8),
+            lanes.parse_policy("hybrid:8", aging_s=600),
+            lanes.parse_policy("preempt", victim="most_remaining", min_run_s=30),
+        ):
+            assert simulate(sc, pol).row() == reference_pool.run(sc, pol), pol
+
+
+class TestProperties:
+    @settings(max_examples=80, deadline=None)
+    @given(runs())
+    def test_conservation(self, run):
+        scenario, policy = run
+        r = simulate(scenario, policy)
+        running_batch = r.busy_batch[-1]
+        assert r.batch_done + running_batch + r.batch_queued == scenario.backlog
+        queued_inter = r.n_arrivals - r.n_interactive
+        assert r.interactive_done + r.busy_interactive[-1] + queued_inter == r.n_arrivals
+        assert all(0 <= i + b <= scenario.slots for i, b in zip(r.busy_interactive, r.busy_batch))
+
+    @settings(max_examples=40, deadline=None)
+    @given(runs())
+    def test_deterministic_for_a_seed(self, run):
+        scenario, policy = run
+        first = simulate(scenario, policy)
+        draw_stream.cache_clear()
+        second = simulate(scenario, policy)
+        assert first.row() == second.row()
+        assert first.wait_s == second.wait_s and first.busy_batch == second.busy_batch
+
+    @settings(max_examples=60, deadline=None)
+    @given(runs())
+    def test_no_preemption_without_a_preempting_policy(self, run):
+        scenario, policy = run
+        r = simulate(scenario, policy)
+        if not policy.preempts:
+            assert r.preempted == 0 and not any(r.preempted_per_tick)
+        assert sum(r.preempted_per_tick) == r.preempted
+
+    @settings(max_examples=60, deadline=None)
+    @given(runs(extensions=False))
+    def test_reserve_never_violated(self, run):
+        scenario, policy = run
+        r = simulate(scenario, policy)
+        if policy.kind in ("reserve", "hybrid"):
+            for t, started in enumerate(r.batch_started_per_tick):
+                if started:
+                    free_after = scenario.slots - r.busy_interactive[t] - r.busy_batch[t]
+                    assert free_after >= policy.reserve, t
+
+    @settings(max_examples=60, deadline=None)
+    @given(runs())
+    def test_littles_law_within_edge_effects(self, run):
+        # L = lambda * W over the window: the slot-seconds booked by admitted
+        # requests equal their service times, except for requests still in a
+        # slot at the end, each cut short by at most its own service time, and
+        # at most `slots` of them.  So |L - lambda W| <= slots * max_service / T.
+        scenario, policy = run
+        r = simulate(scenario, policy)
+        T = scenario.ticks
+        L = r.mean_busy_interactive
+        lam = r.n_interactive / T
+        W = sum(r.wait_service_s) / r.n_interactive if r.n_interactive else 0.0
+        assert abs(L - lam * W) <= scenario.slots * scenario.inter_service_s[1] / T + 1e-12
+
+    def test_littles_law_against_the_scenario_rates(self):
+        # Under priority interactive work is never starved of slots for long, so
+        # the busy interactive slots average the mean rate (3.5/s) times the mean
+        # service (8 s) = 28.  75,000 arrivals give a relative sampling error of
+        # about 0.4% (count) and 0.3% (service mean); 2% is five sigma.
+        r = simulate(Scenario(), "reserve:16")
+        expected = (2.0 + 5.0) / 2 * (4 + 12) / 2
+        assert r.mean_busy_interactive == pytest.approx(expected, rel=0.02)
+
+
+class TestDraws:
+    def test_poisson_count_matches_the_cdf(self):
+        lam = 3.0
+        cdf = 0.0
+        for k in range(8):
+            cdf += math.exp(-lam) * lam**k / math.factorial(k)
+            assert poisson_count(lam, cdf - 1e-9) == k
+        assert poisson_count(0.0, 0.999) == 0
+
+    def test_poisson_count_terminates_when_rounding_never_reaches_u(self):
+        assert poisson_count(5.0, 1.0 - 1e-17) >= 0
+        assert poisson_count(5.0, 1.5) > 0  # u above any reachable total still returns
+
+    @settings(max_examples=30, deadline=None)
+    @given(scenarios())
+    def test_stream_matches_the_library_draws(self, scenario):
+        backlog, per_tick = reference_pool.draw(scenario)
+        s = draw_stream(scenario)
+        assert list(s.batch_service_s) == backlog
+        assert list(s.inter_service_s) == [x for tick in per_tick for x in tick]
+        assert list(s.arrival_tick) == [t for t, tick in enumerate(per_tick) for _ in tick]
+
+
+class TestResultSeries:
+    def test_series_lengths_and_totals(self, anchor):
+        r = anchor["hybrid:8"]
+        T = r.scenario.ticks
+        assert len(r.busy_interactive) == len(r.busy_batch) == T
+        assert r.batch_done_cumulative[-1] == r.batch_done == r.batch_done_by(T)
+        assert len(r.wait_s) == len(r.wait_arrival_tick) == r.n_interactive
+        total_busy = sum(r.busy_interactive) + sum(r.busy_batch)
+        assert total_busy / (T * r.scenario.slots) == r.util
+
+    def test_window_covers_the_whole_day(self, anchor):
+        r = anchor["priority"]
+        w = r.window(0, r.scenario.ticks)
+        assert (w["p50"], w["p99"], w["max"]) == (r.p50_s, r.p99_s, r.max_s)
+        assert w["late"] == r.late_fraction
+
+    def test_frames(self, anchor):
+        pytest.importorskip("pandas")
+        df = anchor.to_frame()
+        assert list(df.index) == list(lanes.DEFAULT_POLICIES)
+        assert df.loc["preempt", "preempted"] == 20474
+        per_tick = anchor["fifo"].to_frame()
+        assert len(per_tick) == 21600 and per_tick["busy_batch"].max() == 64
