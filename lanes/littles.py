@@ -1,0 +1,238 @@
+"""Back-of-envelope calculators for the slot pool: Little's law and its friends.
+
+Each function is a closed form (or a short exact sum) that a chapter checks
+against the simulator.  Standard library only.
+
+>>> busy_slots(5, 8)
+40.0
+>>> round(poisson_tail(40, 50), 3)
+0.07
+>>> batch_trickle_interval_s(120, 64)
+1.875
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = [
+    "SlotBudget",
+    "batch_trickle_interval_s",
+    "busy_slots",
+    "diurnal_max_slope",
+    "headroom_slots",
+    "poisson_quantile",
+    "poisson_tail",
+    "slot_budget",
+]
+
+
+def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError(f"{name} must be a number (got {value!r})")
+    if value < 0 or (value == 0 and not allow_zero):
+        rule = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {rule} (got {value!r})")
+    return float(value)
+
+
+def busy_slots(rate_per_s: float, hold_s: float) -> float:
+    """Little's law: mean busy slots L = lambda x W.
+
+    Parameters
+    ----------
+    rate_per_s : float
+        Arrival rate lambda, requests per second.
+    hold_s : float
+        Mean time one request holds a slot W, seconds.
+
+    Returns
+    -------
+    float
+        Time-averaged number of busy slots (slots).
+    """
+    return _positive("rate_per_s", rate_per_s) * _positive("hold_s", hold_s)
+
+
+@dataclass(frozen=True)
+class SlotBudget:
+    """Interactive slots busy at the trough and the peak, and what is left idle.
+
+    Attributes
+    ----------
+    slots : int
+        Slots in the pool.
+    busy_trough, busy_peak : float
+        Mean busy interactive slots at the trough and at the peak (slots).
+    idle_trough, idle_peak : float
+        Slots interactive work leaves idle at the trough and at the peak.
+    """
+
+    slots: int
+    busy_trough: float
+    busy_peak: float
+    idle_trough: float
+    idle_peak: float
+
+
+def slot_budget(slots: int, trough_rate: float, peak_rate: float, hold_s: float) -> SlotBudget:
+    """Busy and idle slot range over the day from Little's law.
+
+    Parameters
+    ----------
+    slots : int
+        Slots in the pool.
+    trough_rate, peak_rate : float
+        Interactive arrival rate at the trough and the peak, requests per second.
+    hold_s : float
+        Mean interactive slot time, seconds.
+    """
+    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+        raise ValueError(f"slots must be an integer >= 1 (got {slots!r})")
+    if peak_rate < trough_rate:
+        raise ValueError(f"peak_rate must be >= trough_rate (got {peak_rate} < {trough_rate})")
+    lo, hi = busy_slots(trough_rate, hold_s), busy_slots(peak_rate, hold_s)
+    return SlotBudget(slots, lo, hi, slots - lo, slots - hi)
+
+
+def _poisson_cdf(mean: float, k: int) -> float:
+    """P(N <= k) for N ~ Poisson(mean), summed in log space term by term."""
+    if k < 0:
+        return 0.0
+    if mean == 0:
+        return 1.0
+    total = 0.0
+    log_mean = math.log(mean)
+    for i in range(k + 1):
+        total += math.exp(i * log_mean - mean - math.lgamma(i + 1))
+    return min(1.0, total)
+
+
+def poisson_tail(mean: float, k: int) -> float:
+    """P(N >= k) for N ~ Poisson(mean): the chance of a burst to k busy slots.
+
+    Parameters
+    ----------
+    mean : float
+        Mean busy slots (from Little's law), slots.
+    k : int
+        Burst level, slots.
+
+    Returns
+    -------
+    float
+        Probability, in [0, 1].
+    """
+    mean = _positive("mean", mean)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ValueError(f"k must be an integer (got {k!r})")
+    return max(0.0, 1.0 - _poisson_cdf(mean, k - 1))
+
+
+def poisson_quantile(mean: float, q: float) -> int:
+    """Smallest k with P(N <= k) >= q for N ~ Poisson(mean), slots.
+
+    Parameters
+    ----------
+    mean : float
+        Mean busy slots, slots.
+    q : float
+        Probability in (0, 1).
+    """
+    mean = _positive("mean", mean)
+    if not 0 < q < 1:
+        raise ValueError(f"q must be in (0, 1) (got {q!r})")
+    k = 0
+    cum = _poisson_cdf(mean, 0)
+    log_mean = math.log(mean) if mean else 0.0
+    while cum < q:
+        k += 1
+        cum += math.exp(k * log_mean - mean - math.lgamma(k + 1))
+    return k
+
+
+def batch_trickle_interval_s(mean_batch_s: float, batch_slots: int) -> float:
+    """Mean time between batch completions when batch holds ``batch_slots`` slots.
+
+    Under strict priority with every slot full of batch, the next free slot
+    appears only when some batch job ends: on average every
+    ``mean_batch_s / batch_slots`` seconds.
+
+    Parameters
+    ----------
+    mean_batch_s : float
+        Mean batch job slot time, seconds.
+    batch_slots : int
+        Slots held by batch jobs.
+
+    Returns
+    -------
+    float
+        Seconds between batch completions.
+    """
+    _positive("mean_batch_s", mean_batch_s, allow_zero=False)
+    _positive("batch_slots", batch_slots, allow_zero=False)
+    return mean_batch_s / batch_slots
+
+
+def diurnal_max_slope(trough_rate: float, peak_rate: float, window_s: float) -> float:
+    """Steepest rise of the raised-cosine arrival curve, requests per second per second.
+
+    The rate ``trough + (peak - trough) (1 - cos(2 pi t / window)) / 2`` rises
+    fastest a quarter of the way through the window, at
+    ``(peak - trough) pi / window``.
+
+    Parameters
+    ----------
+    trough_rate, peak_rate : float
+        Rates at the trough and the peak, requests per second.
+    window_s : float
+        Length of the trough-peak-trough window, seconds.
+    """
+    _positive("window_s", window_s, allow_zero=False)
+    if peak_rate < trough_rate:
+        raise ValueError(f"peak_rate must be >= trough_rate (got {peak_rate} < {trough_rate})")
+    return (peak_rate - trough_rate) * math.pi / window_s
+
+
+def headroom_slots(mean_busy: float, hold_s: float, drain_s: float, *, drift_per_s: float = 0.0) -> int:
+    """Headroom R that covers how far interactive demand rises while batch drains.
+
+    Batch refills every slot the headroom rule allows whenever interactive load
+    dips, and gives a slot back only when a batch job ends, roughly one batch
+    duration ``drain_s`` later.  So R must cover the rise of the busy
+    interactive count from a low to a high within one ``drain_s`` window.  The
+    busy count is about Poisson(``mean_busy``) and renews every ``hold_s``
+    seconds, so a window holds ``n = drain_s / hold_s`` independent looks.  The
+    rule takes the typical (median) highest look minus the typical lowest look,
+    plus the slow drift of the daily curve over the window
+    (``drift_per_s * drain_s``).
+
+    Parameters
+    ----------
+    mean_busy : float
+        Mean busy interactive slots at the time of day sized for, slots.
+    hold_s : float
+        Mean interactive slot time, seconds.
+    drain_s : float
+        Time for batch slots to free naturally: about one batch job's duration, seconds.
+    drift_per_s : float, optional
+        Rise of the mean busy count from the daily curve, slots per second.
+
+    Returns
+    -------
+    int
+        Headroom, slots (rounded up).
+    """
+    mean_busy = _positive("mean_busy", mean_busy)
+    _positive("hold_s", hold_s, allow_zero=False)
+    _positive("drain_s", drain_s, allow_zero=False)
+    _positive("drift_per_s", drift_per_s)
+    if mean_busy == 0:
+        return math.ceil(drift_per_s * drain_s)
+    n = max(1.0, drain_s / hold_s)
+    p = 0.5 ** (1 / n)  # the median of the max of n looks is the p-quantile of one look
+    high = poisson_quantile(mean_busy, p)
+    low = poisson_quantile(mean_busy, 1 - p) if 1 - p > 0 else 0
+    return high - low + math.ceil(drift_per_s * drain_s)

@@ -1,0 +1,274 @@
+"""Matplotlib figures for the slot-pool chapters.
+
+Every function draws on an ``ax`` (a new figure when omitted) and returns the
+Axes, so a notebook can combine panels.  matplotlib is imported here, never by
+``import lanes``.  Times on the x axis are in hours of the simulated window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .arrivals import rate_curve
+from .littles import _poisson_cdf
+from .results import SlotPoolResult, percentile
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "binned",
+    "plot_batch_progress",
+    "plot_littles_law",
+    "plot_occupancy",
+    "plot_poisson_burst",
+    "plot_preemptions",
+    "plot_tradeoff",
+    "plot_wait_ccdf",
+    "plot_waits_over_day",
+]
+
+#: Colours used for the two kinds of work, everywhere.
+COLORS = {"interactive": "#1f77b4", "batch": "#ff7f0e", "free": "#d9d9d9"}
+
+
+def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def binned(series: Sequence[float], bin_s: int) -> list[float]:
+    """Mean of ``series`` over consecutive bins of ``bin_s`` ticks (the last bin may be short)."""
+    if bin_s < 1:
+        raise ValueError(f"bin_s must be >= 1 (got {bin_s})")
+    return [sum(series[i : i + bin_s]) / len(series[i : i + bin_s]) for i in range(0, len(series), bin_s)]
+
+
+def _hours(n: int, bin_s: int) -> list[float]:
+    return [(i * bin_s + bin_s / 2) / 3600 for i in range(n)]
+
+
+def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: int = 60, title: str | None = None) -> "Axes":
+    """Slots busy by kind over the day: interactive below, batch stacked on top.
+
+    Parameters
+    ----------
+    result : SlotPoolResult
+        One run.
+    ax : Axes, optional
+        Where to draw.
+    bin_s : int
+        Averaging bin, seconds (60 = per-minute means).
+    title : str, optional
+        Axes title; the policy label by default.
+    """
+    ax = _axes(ax)
+    inter = binned(result.busy_interactive, bin_s)
+    batch = binned(result.busy_batch, bin_s)
+    x = _hours(len(inter), bin_s)
+    ax.stackplot(x, inter, batch, labels=["interactive", "batch"], colors=[COLORS["interactive"], COLORS["batch"]], alpha=0.85)
+    ax.axhline(result.scenario.slots, color="black", lw=1, ls="--", label=f"{result.scenario.slots} slots")
+    ax.set_xlim(0, result.scenario.ticks / 3600)
+    ax.set_ylim(0, result.scenario.slots * 1.08)
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("busy slots")
+    ax.set_title(result.policy.label if title is None else title)
+    ax.legend(loc="lower right", fontsize="small")
+    return ax
+
+
+def plot_littles_law(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: int = 300) -> "Axes":
+    """Measured busy interactive slots next to Little's law lambda(t) x W.
+
+    Two lines: the simulator's busy interactive slots (mean per ``bin_s``) and
+    the arrival rate times the mean interactive slot time.
+    """
+    ax = _axes(ax)
+    sc = result.scenario
+    lo, hi = sc.inter_service_s
+    hold = (lo + hi) / 2
+    measured = binned(result.busy_interactive, bin_s)
+    predicted = [lam * hold for lam in binned(rate_curve(sc), bin_s)]
+    x = _hours(len(measured), bin_s)
+    ax.plot(x, measured, color=COLORS["interactive"], lw=2, label="simulated busy interactive slots")
+    ax.plot(x, predicted, color="black", ls="--", label=f"Little's law: rate x {hold:g} s")
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("busy slots")
+    ax.set_xlim(0, sc.ticks / 3600)
+    ax.set_ylim(0, None)
+    ax.legend(loc="lower center", fontsize="small")
+    return ax
+
+
+def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_max: int | None = None) -> "Axes":
+    """Bar chart of Poisson(mean) busy-slot counts, bars at or above ``level`` highlighted.
+
+    One bar per count from 0 to ``k_max`` (default ``mean + 5 sqrt(mean)``).
+    """
+    ax = _axes(ax)
+    if k_max is None:
+        k_max = int(mean + 5 * mean**0.5) + 1
+    ks = list(range(k_max + 1))
+    pmf = [_poisson_cdf(mean, k) - _poisson_cdf(mean, k - 1) for k in ks]
+    colors = [COLORS["batch"] if k >= level else COLORS["interactive"] for k in ks]
+    ax.bar(ks, pmf, color=colors, width=0.85)
+    ax.axvline(mean, color="black", ls="--", lw=1)
+    ax.set_xlabel("busy interactive slots")
+    ax.set_ylabel("probability")
+    ax.set_title(f"Poisson, mean {mean:g}: orange bars are bursts to {level} or more")
+    return ax
+
+
+def _window_stat(result: SlotPoolResult, bin_s: int, q: float | None) -> tuple[list[float], list[float]]:
+    waits = result.wait_s
+    ticks = result.wait_arrival_tick
+    n_bins = -(-result.scenario.ticks // bin_s)
+    groups: list[list[int]] = [[] for _ in range(n_bins)]
+    for w, a in zip(waits, ticks):
+        groups[a // bin_s].append(w)
+    x, y = [], []
+    for i, g in enumerate(groups):
+        if g:
+            g.sort()
+            x.append((i * bin_s + bin_s / 2) / 3600)
+            y.append(percentile(g, q) if q is not None else sum(g) / len(g))
+    return x, y
+
+
+def plot_waits_over_day(
+    results: Sequence[SlotPoolResult], ax: "Axes | None" = None, *, bin_s: int = 600, q: float = 0.99, log: bool = False
+) -> "Axes":
+    """Interactive wait percentile per arrival window over the day, one line per run.
+
+    Parameters
+    ----------
+    results : sequence of SlotPoolResult
+        Runs to compare (labelled by policy).
+    bin_s : int
+        Window, seconds.
+    q : float
+        Percentile of the wait in each window (0.99 = p99).
+    log : bool
+        Log-scale y axis (for fifo's hours-long waits).
+    """
+    ax = _axes(ax)
+    for r in results:
+        x, y = _window_stat(r, bin_s, q)
+        ax.plot(x, y, marker=".", label=r.policy.label)
+    ax.set_xlabel("arrival time (h)")
+    ax.set_ylabel(f"p{round(q * 100)} wait (s)")
+    if log:
+        ax.set_yscale("symlog", linthresh=1)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_wait_ccdf(results: Sequence[SlotPoolResult], ax: "Axes | None" = None, *, max_wait_s: int = 60) -> "Axes":
+    """Fraction of interactive requests waiting longer than x seconds, one step line per run."""
+    ax = _axes(ax)
+    for r in results:
+        n = max(1, len(r.wait_s))
+        counts = [0] * (max_wait_s + 2)
+        for w in r.wait_s:
+            counts[min(w, max_wait_s + 1)] += 1
+        above, left = [], n
+        for c in counts[: max_wait_s + 1]:
+            left -= c
+            above.append(left / n)
+        ax.step(range(max_wait_s + 1), above, where="post", label=r.policy.label)
+    ax.set_yscale("log")
+    ax.set_xlabel("wait x (s)")
+    ax.set_ylabel("fraction waiting > x")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_tradeoff(
+    frame: "pandas.DataFrame",
+    ax: "Axes | None" = None,
+    *,
+    x: str = "batch_done",
+    y: str = "p99_s",
+    group: str | None = None,
+    annotate: str | None = "reserve",
+) -> "Axes":
+    """Trade-off curve: interactive latency against batch output, one line per group.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A sweep table (see :func:`lanes.sweep.sweep`).
+    x, y : str
+        Columns for the axes.
+    group : str, optional
+        Column whose values each get their own line (e.g. ``batch_service_s``).
+    annotate : str, optional
+        Column whose value labels each point (e.g. ``reserve``).
+    """
+    ax = _axes(ax, figsize=(7, 4))
+    groups: list[tuple[Any, Any]] = [(None, frame)] if group is None else list(frame.groupby(group, sort=False))
+    for key, part in groups:
+        label = None if key is None else f"{group} = {key}"
+        (line,) = ax.plot(part[x], part[y], marker="o", label=label)
+        if annotate is not None:
+            for xv, yv, a in zip(part[x], part[y], part[annotate]):
+                ax.annotate(str(a), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small", color=line.get_color())
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    if group is not None:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def plot_preemptions(results: Sequence[SlotPoolResult], ax: "Axes | None" = None, *, bin_s: int = 600) -> "Axes":
+    """Batch evictions per minute over the day, one line per run."""
+    ax = _axes(ax)
+    for r in results:
+        per_min = [v * 60 for v in binned(r.preempted_per_tick, bin_s)]
+        ax.plot(_hours(len(per_min), bin_s), per_min, marker=".", label=r.policy.label)
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("evictions per minute")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_batch_progress(
+    results: Sequence[SlotPoolResult],
+    ax: "Axes | None" = None,
+    *,
+    target: int | None = None,
+    deadline_s: int | None = None,
+    labels: Sequence[str] | None = None,
+) -> "Axes":
+    """Cumulative batch jobs completed over the day, one line per run.
+
+    Parameters
+    ----------
+    results : sequence of SlotPoolResult
+        Runs to compare.
+    target : int, optional
+        Jobs that must be done by the deadline (horizontal line).
+    deadline_s : int, optional
+        The batch deadline, seconds (vertical line).
+    labels : sequence of str, optional
+        Line labels; policy labels by default.
+    """
+    ax = _axes(ax)
+    names = [r.policy.label for r in results] if labels is None else list(labels)
+    for r, name in zip(results, names):
+        done = r.batch_done_cumulative[59::60]
+        ax.plot([(i + 1) / 60 for i in range(len(done))], done, label=name)
+    if target is not None:
+        ax.axhline(target, color="black", ls=":", lw=1)
+    if deadline_s is not None:
+        ax.axvline(deadline_s / 3600, color="black", ls="--", lw=1)
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("batch jobs done")
+    ax.legend(fontsize="small")
+    return ax

@@ -1,0 +1,79 @@
+"""Figures render headless (Agg) with the expected artists."""
+
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import lanes  # noqa: E402
+from lanes import plots  # noqa: E402
+from lanes.sweep import sweep  # noqa: E402
+
+SC = lanes.Scenario(hours=1)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def table():
+    return lanes.run_table(SC, ["priority", "reserve:8", "preempt"])
+
+
+class TestPlots:
+    def test_occupancy_two_stacked_areas_and_the_pool_line(self, table):
+        ax = plots.plot_occupancy(table["priority"])
+        assert len(ax.collections) == 2
+        assert len(ax.lines) == 1 and ax.lines[0].get_ydata()[0] == 64
+        ax.figure.canvas.draw()
+
+    def test_littles_law_two_lines_agree(self, table):
+        ax = plots.plot_littles_law(table["priority"])
+        measured, predicted = (line.get_ydata() for line in ax.lines)
+        assert len(ax.lines) == 2
+        assert abs(sum(measured) - sum(predicted)) / sum(predicted) < 0.1
+
+    def test_poisson_burst_one_bar_per_count(self):
+        ax = plots.plot_poisson_burst(40, 50, k_max=80)
+        assert len(ax.patches) == 81
+        assert ax.patches[50].get_facecolor() != ax.patches[49].get_facecolor()
+
+    def test_waits_over_day_one_line_per_result(self, table):
+        ax = plots.plot_waits_over_day(list(table), bin_s=600)
+        assert len(ax.lines) == 3
+        assert len(ax.lines[0].get_xdata()) == 6
+
+    def test_wait_ccdf_starts_at_late_share(self, table):
+        ax = plots.plot_wait_ccdf([table["priority"]], max_wait_s=30)
+        y = ax.lines[0].get_ydata()
+        assert len(y) == 31 and y[2] == pytest.approx(table["priority"].late_fraction)
+
+    def test_tradeoff_one_line_per_group_with_labels(self):
+        df = sweep(["reserve:0", "reserve:8"], [SC, SC.with_(batch_service_s=(30, 90))])
+        ax = plots.plot_tradeoff(df, group="batch_service_s")
+        assert len(ax.lines) == 2
+        assert [t.get_text() for t in ax.texts] == ["0", "8", "0", "8"]
+
+    def test_preemptions_and_batch_progress(self, table):
+        ax = plots.plot_preemptions([table["preempt"], table["reserve:8"]])
+        assert len(ax.lines) == 2 and max(ax.lines[1].get_ydata()) == 0
+        ax2 = plots.plot_batch_progress(list(table), target=100, deadline_s=1800)
+        assert len(ax2.lines) == 5  # three runs, target, deadline
+        assert ax2.lines[0].get_ydata()[-1] == table["priority"].batch_done
+
+    def test_draws_on_a_given_axes(self, table):
+        fig, (a, b) = plt.subplots(1, 2)
+        assert plots.plot_occupancy(table["preempt"], a) is a
+        assert plots.plot_waits_over_day([table["preempt"]], b) is b
+        fig.canvas.draw()
+
+    def test_binned_rejects_zero_bin(self):
+        with pytest.raises(ValueError, match="bin_s must be >= 1"):
+            plots.binned([1, 2, 3], 0)
+
+    def test_binned_means(self):
+        assert plots.binned([1, 3, 5, 7, 9], 2) == [2, 6, 9]
