@@ -14,6 +14,8 @@ are shared by every policy run on the same scenario.
 
 from __future__ import annotations
 
+from operator import sub
+
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import PolicyTable, SlotPoolResult
@@ -72,20 +74,21 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     backlog = stream.batch_service_s
     n_backlog = len(backlog)
 
-    # Per-tick buckets.  Interactive ends start as if every request were
-    # admitted on arrival; a request left waiting at the end of its arrival
-    # tick has its end moved to where it is really admitted.  Batch ends at
-    # or beyond the horizon collect in bucket T.
-    inter_end = list(stream.zero_wait_ends_at)
+    # Per-tick buckets.  ``ends[t]`` counts slots released at tick t (any
+    # kind); it starts as if every interactive request were admitted on
+    # arrival, and a request still queued at the end of its arrival tick has
+    # its release moved to where it is really admitted.  Batch releases at or
+    # beyond the horizon collect in bucket T, which the loop never reads.
+    ends = list(stream.zero_wait_ends_at)
+    batch_end = [0] * (T + 1)
     inter_start = [0] * T
     batch_start = [0] * T
-    batch_end = [0] * (T + 1)
     evicted = [0] * T
 
     front: list[tuple[int, int, int]] = []  # re-queued batch jobs, head of queue last: (remaining, waited, since)
     next_backlog = 0
     running_batch: list[list[int]] = []  # [start, end, waited] in start order (preempting policies only)
-    n_batch = 0  # batch jobs in slots
+    n_batch = 0  # batch jobs in slots (kept only when a rule needs it)
     free = slots
     head = 0  # next interactive arrival to admit; arrivals before it are in slots or done
     fresh = 0  # first arrival of the current tick
@@ -96,15 +99,16 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     preempts = pol.preempts
     headroom = pol.headroom
     floor = pol.floor
+    count_batch = preempts or floor > 0
     fast_victims = not pol.has_extensions
 
     for t in range(T):
-        done_i = inter_end[t]
-        done_b = batch_end[t]
-        if done_i or done_b:
-            free += done_i + done_b
-            n_batch -= done_b
+        released = ends[t]
         arrived = arrived_by[t]
+        if released:
+            free += released
+            if count_batch:
+                n_batch -= batch_end[t]
 
         if preempts and arrived - head > free and n_batch > floor:
             need = arrived - head - free
@@ -113,6 +117,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
             for job in victims:
                 end = job[1]
                 if end < T:
+                    ends[end] -= 1
                     batch_end[end] -= 1
                     batch_busy -= end - t
                 else:
@@ -136,7 +141,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
                 m = free
             if m > 0:
                 for j in range(head, min(head + m, fresh)):  # requests that waited
-                    inter_end[t + arr_service[j]] += 1
+                    ends[t + arr_service[j]] += 1
                 inter_start[t] = m
                 head += m
                 free -= m
@@ -153,6 +158,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
                     waited = t
                 end = t + remaining
                 if end < T:
+                    ends[end] += 1
                     batch_end[end] += 1
                     batch_busy += remaining
                 else:
@@ -161,21 +167,21 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
                 if preempts:
                     running_batch.append([t, end, waited])
                 free -= 1
-                n_batch += 1
                 started += 1
             batch_start[t] = started
+            n_batch += started
 
         if free and fifo and arrived > head:
             m = arrived - head if arrived - head < free else free
             for j in range(head, min(head + m, fresh)):
-                inter_end[t + arr_service[j]] += 1
+                ends[t + arr_service[j]] += 1
             inter_start[t] = m
             head += m
             free -= m
 
         if head < arrived:  # this tick's arrivals still queued: they will not end where assumed
             for j in range(head if head > fresh else fresh, arrived):
-                inter_end[zero_wait_end[j]] -= 1
+                ends[zero_wait_end[j]] -= 1
         fresh = arrived
 
     return SlotPoolResult.from_run(
@@ -183,7 +189,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
         policy=pol,
         stream=stream,
         inter_start=inter_start,
-        inter_end=inter_end,
+        inter_end=list(map(sub, ends[:T], batch_end[:T])),
         batch_start=batch_start,
         batch_end=batch_end,
         evicted=evicted,
