@@ -401,6 +401,21 @@ class TestInBrowser:
         problems = [f"{rel}: {req}" for rel, r in crawl.items() for req in r.failed_requests]
         _fail_listing("requests for the book's own files failed", problems)
 
+    def test_chapters_have_launch_buttons(self, crawl):
+        """Each chapter links to itself on Binder (JupyterLab) and on Colab."""
+        repo = "lanes-course/lanes"
+        problems = []
+        for rel, r in crawl.items():
+            if not rel.startswith("notebooks/"):
+                continue
+            notebook = pathlib.PurePosixPath(rel).with_suffix(".ipynb").as_posix()
+            binder = f"https://mybinder.org/v2/gh/{repo}/main?urlpath=lab/tree/{notebook}"
+            colab = f"https://colab.research.google.com/github/{repo}/blob/main/{notebook}"
+            for kind, url in (("Binder", binder), ("Colab", colab)):
+                if url not in r.links:
+                    problems.append(f"{rel}: no {kind} link {url}")
+        _fail_listing("chapter launch links are missing", problems)
+
     def test_chapter_screenshot_saved(self, crawl):
         shot = SCREENSHOT_DIR / (pathlib.PurePosixPath(SCREENSHOT_PAGE).stem + ".png")
         assert SCREENSHOT_PAGE in crawl, f"{SCREENSHOT_PAGE} was not built"
