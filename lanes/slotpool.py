@@ -167,9 +167,9 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
                 if preempts:
                     running_batch.append([t, end, waited])
                 free -= 1
+                n_batch += 1
                 started += 1
             batch_start[t] = started
-            n_batch += started
 
         if free and fifo and arrived > head:
             m = arrived - head if arrived - head < free else free
