@@ -32,6 +32,7 @@ import http.server
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import threading
 import urllib.error
@@ -82,6 +83,12 @@ def built_site() -> pathlib.Path:
     """Build the book with warnings as errors, or reuse it if told to."""
     if os.environ.get("LANES_BOOK_BUILT") == "1" and (HTML_DIR / "index.html").is_file():
         return HTML_DIR
+    if shutil.which(BUILD_COMMAND[0]) is None:
+        pytest.fail(
+            "jupyter-book is not on PATH; install the requirements: "
+            "python -m pip install -r requirements.txt",
+            pytrace=False,
+        )
     proc = subprocess.run(
         BUILD_COMMAND, cwd=ROOT, capture_output=True, text=True, check=False
     )
