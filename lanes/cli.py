@@ -46,5 +46,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-if __name__ == "__main__":  # pragma: no cover
+def main_exit() -> None:
+    """Console-script entry point (``lanes ...`` once the package is installed)."""
     sys.exit(main())
