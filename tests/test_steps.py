@@ -4,6 +4,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lanes.hardware import get_hardware, get_model
 from lanes.steps import Request, simulate, step_cost
@@ -190,3 +192,22 @@ class TestIdle:
         r = simulate([Request(100, arrival_s=5.0)])
         assert r.steps[0].start_s == 5.0
         assert math.isclose(r.finish_s[0], 5.0 + r.ttft_s[0])
+
+
+class TestConservation:
+    """Any prompt mix: every prompt token is prefilled once, every output token decoded once."""
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        prompts=st.lists(st.tuples(st.integers(1, 20_000), st.integers(1, 8), st.floats(0, 5)), min_size=1, max_size=12),
+        budget=st.integers(16, 8192),
+        order=st.sampled_from(["fcfs", "by-length"]),
+    )
+    def test_tokens_are_conserved_and_budget_respected(self, prompts, budget, order):
+        reqs = [Request(p, output_tokens=o, arrival_s=a) for p, o, a in prompts]
+        r = simulate(reqs, budget_tokens=budget, order=order)
+        assert sum(s.prefill_tokens for s in r.steps) == sum(q.prompt_tokens for q in reqs)
+        assert sum(s.decode_tokens for s in r.steps) == sum(q.output_tokens - 1 for q in reqs)
+        assert all(0 < s.tokens <= budget for s in r.steps)
+        assert all(b.start_s >= a.end_s - 1e-12 for a, b in zip(r.steps, r.steps[1:]))
+        assert all(t > 0 for t in r.ttft_s)
