@@ -75,11 +75,16 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     n_backlog = len(backlog)
 
     # Per-tick buckets.  ``ends[t]`` counts slots released at tick t (any
-    # kind); it starts as if every interactive request were admitted on
-    # arrival, and a request still queued at the end of its arrival tick has
-    # its release moved to where it is really admitted.  Batch releases at or
+    # kind).  With ``prebook`` it starts as if every interactive request were
+    # admitted on arrival, and a request still queued at the end of its
+    # arrival tick has its release moved to where it is really admitted;
+    # without, each request's release is booked when it is admitted.  Batch releases at or
     # beyond the horizon collect in bucket T, which the loop never reads.
-    ends = list(stream.zero_wait_ends_at)
+    # Pre-booking pays when most requests are admitted on arrival (headroom,
+    # preemption); under fifo and strict priority most wait, and booking each
+    # request when it is admitted costs one step instead of two.
+    prebook = pol.kind in ("reserve", "preempt", "hybrid")
+    ends = list(stream.zero_wait_ends_at) if prebook else [0] * len(stream.zero_wait_ends_at)
     batch_end = [0] * (T + 1)
     inter_start = [0] * T
     batch_start = [0] * T
@@ -87,7 +92,10 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
 
     front: list[tuple[int, int, int]] = []  # re-queued batch jobs, head of queue last: (remaining, waited, since)
     next_backlog = 0
-    running_batch: list[list[int]] = []  # [start, end, waited] in start order (preempting policies only)
+    # Running batch jobs of preempting policies, grouped by start tick (oldest
+    # group first, admission order within a group): [[start, end, waited], ...].
+    # Finished and evicted jobs (end <= t) are dropped lazily.
+    running_batch: list[list[list[int]]] = []
     n_batch = 0  # batch jobs in slots (kept only when a rule needs it)
     free = slots
     head = 0  # next interactive arrival to admit; arrivals before it are in slots or done
@@ -140,7 +148,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
             if m > free:
                 m = free
             if m > 0:
-                for j in range(head, min(head + m, fresh)):  # requests that waited
+                for j in range(head, min(head + m, fresh) if prebook else head + m):  # not yet booked
                     ends[t + arr_service[j]] += 1
                 inter_start[t] = m
                 head += m
@@ -165,7 +173,10 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
                     batch_end[T] += 1
                     batch_busy += T - t
                 if preempts:
-                    running_batch.append([t, end, waited])
+                    if started:
+                        running_batch[-1].append([t, end, waited])
+                    else:
+                        running_batch.append([[t, end, waited]])
                 free -= 1
                 n_batch += 1
                 started += 1
@@ -173,13 +184,13 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
 
         if free and fifo and arrived > head:
             m = arrived - head if arrived - head < free else free
-            for j in range(head, min(head + m, fresh)):
+            for j in range(head, head + m):  # fifo never pre-books
                 ends[t + arr_service[j]] += 1
             inter_start[t] = m
             head += m
             free -= m
 
-        if head < arrived:  # this tick's arrivals still queued: they will not end where assumed
+        if prebook and head < arrived:  # this tick's arrivals still queued: they will not end where assumed
             for j in range(head if head > fresh else fresh, arrived):
                 ends[zero_wait_end[j]] -= 1
         fresh = arrived
@@ -199,42 +210,40 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     )
 
 
-def _youngest(running: list[list[int]], t: int, take: int) -> list[list[int]]:
-    """Pick ``take`` victims, youngest start first, ties in start order.
+def _youngest(groups: list[list[list[int]]], t: int, take: int) -> list[list[int]]:
+    """Pick ``take`` victims, youngest start first, ties in admission order.
 
-    ``running`` is in start order, so the youngest jobs sit at its tail.
-    Finished or evicted entries (end <= t) are dropped from the tail as they
-    are met; entries in the middle are skipped.  The caller marks the victims
-    evicted.
+    ``groups`` holds the running batch jobs grouped by start tick, youngest
+    group last.  Finished or evicted jobs (end <= t) are skipped, and groups
+    left with none are dropped.  The caller marks the victims evicted.
     """
-    while running[-1][1] <= t:
-        running.pop()
-    if take == 1 and (len(running) == 1 or running[-2][0] != running[-1][0]):
-        return [running.pop()]  # the common case: one victim, alone at the youngest start
     victims: list[list[int]] = []
     while take:
-        while running[-1][1] <= t:
-            running.pop()
-        start = running[-1][0]
-        i = len(running) - 1
-        while i and running[i - 1][0] == start:
-            i -= 1
-        group = [job for job in running[i:] if job[1] > t]
-        if len(group) > take:
-            group = group[:take]
-        else:
-            del running[i:]  # the whole group goes
-        victims.extend(group)
-        take -= len(group)
+        group = groups[-1]
+        alive = []
+        for job in group:
+            if job[1] > t:
+                alive.append(job)
+                if len(alive) == take:
+                    break
+        if len(alive) == take:
+            victims += alive
+            if alive[-1] is group[-1]:
+                groups.pop()
+            return victims
+        victims += alive
+        take -= len(alive)
+        groups.pop()
     return victims
 
 
-def _eligible_victims(running: list[list[int]], t: int, take: int, pol: Policy) -> list[list[int]]:
+def _eligible_victims(groups: list[list[list[int]]], t: int, take: int, pol: Policy) -> list[list[int]]:
     """Pick victims honouring minimum run time, aging and the victim order."""
-    running[:] = [job for job in running if job[1] > t]
+    groups[:] = [alive for alive in ([job for job in g if job[1] > t] for g in groups) if alive]
     eligible = [
         job
-        for job in running
+        for group in groups
+        for job in group
         if t - job[0] >= pol.min_run_s and (pol.aging_s is None or job[2] <= pol.aging_s)
     ]
     if pol.victim == "youngest":
