@@ -385,3 +385,7 @@ def simulate(
         finish_s=tuple(finish),
         steps=tuple(steps),
     )
+
+
+simulate_steps = simulate
+"""Package-level name for :func:`simulate` (``lanes.simulate`` is the slot-pool simulator)."""
