@@ -148,8 +148,12 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
             if m > free:
                 m = free
             if m > 0:
-                for j in range(head, min(head + m, fresh) if prebook else head + m):  # not yet booked
-                    ends[t + arr_service[j]] += 1
+                if not prebook:
+                    for j in range(head, head + m):
+                        ends[t + arr_service[j]] += 1
+                elif head < fresh:  # pre-booked, except those that waited
+                    for j in range(head, min(head + m, fresh)):
+                        ends[t + arr_service[j]] += 1
                 inter_start[t] = m
                 head += m
                 free -= m
