@@ -29,6 +29,15 @@ _EXPORTS = {
     "SlotPoolResult": "results",
     "PolicyTable": "results",
     "LATE_AFTER_S": "results",
+    # course calculators and sweeps (sweep imports pandas when called)
+    "sweep": "sweep",
+    "sweep_scenarios": "sweep",
+    "busy_slots": "littles",
+    "slot_budget": "littles",
+    "poisson_tail": "littles",
+    "poisson_quantile": "littles",
+    "batch_trickle_interval_s": "littles",
+    "headroom_slots": "littles",
     # engine-level models
     "Hardware": "hardware",
     "Model": "hardware",
