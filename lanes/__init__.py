@@ -29,8 +29,7 @@ _EXPORTS = {
     "SlotPoolResult": "results",
     "PolicyTable": "results",
     "LATE_AFTER_S": "results",
-    # course calculators and sweeps (sweep imports pandas when called)
-    "sweep": "sweep",
+    # course calculators and sweeps (lanes.sweep, the module, holds sweep(); it imports pandas when called)
     "sweep_scenarios": "sweep",
     "busy_slots": "littles",
     "slot_budget": "littles",
