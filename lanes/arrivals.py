@@ -15,29 +15,34 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate, chain, repeat
 from operator import add
+from collections import Counter
 from typing import Callable
 
 from .scenario import Scenario
 
 
 def rate_curve(scenario: Scenario) -> list[float]:
-    """Interactive arrival rate at every tick, in requests per second.
+    """The scenario's interactive arrival rate at every tick, in requests per second.
 
     A raised cosine over the simulated window: ``trough_rate`` at t = 0,
     ``peak_rate`` halfway through, back to the trough at the end.
     """
-    return list(map(_rate_fn(scenario), range(scenario.ticks)))
+    return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks)
 
 
 def rate_per_s(scenario: Scenario, t: float) -> float:
-    """Interactive arrival rate at time ``t`` seconds, in requests per second (see :func:`rate_curve`)."""
-    return _rate_fn(scenario)(t)
+    """The scenario's interactive arrival rate at time ``t`` seconds, in requests per second."""
+    return _raised_cosine(scenario.trough_rate, scenario.peak_rate, scenario.ticks)(t)
 
 
-def _rate_fn(scenario: Scenario) -> Callable[[float], float]:
-    lo, span = scenario.trough_rate, scenario.peak_rate - scenario.trough_rate
-    ticks, tau, cos = scenario.ticks, 2 * math.pi, math.cos
+def _rates(trough_rate: float, peak_rate: float, ticks: int) -> list[float]:
+    return list(map(_raised_cosine(trough_rate, peak_rate, ticks), range(ticks)))
+
+
+def _raised_cosine(lo: float, hi: float, ticks: int) -> Callable[[float], float]:
+    span, tau, cos = hi - lo, 2 * math.pi, math.cos
     return lambda t: lo + span * (1 - cos(tau * t / ticks)) / 2
 
 
@@ -141,37 +146,57 @@ class ArrivalStream:
         return bisect_right(self.arrival_tick, t1 - 1) - bisect_right(self.arrival_tick, t0 - 1)
 
 
-@lru_cache(maxsize=8)
 def draw_stream(scenario: Scenario) -> ArrivalStream:
     """Draw the backlog and the interactive arrivals for ``scenario``.
 
-    Streams are immutable and depend only on the scenario, so the last few
-    are kept: an explorer that changes only the policy re-uses its draws.
+    The draws depend only on the seed, the window, the backlog, the service
+    ranges and the rates, never on the pool size, the preemption cost or the
+    policy; the last few streams are kept, so an explorer that moves one of
+    those knobs re-uses its draws.
     """
-    rng = random.Random(scenario.seed)
+    return _draw(
+        scenario.seed,
+        scenario.ticks,
+        scenario.backlog,
+        scenario.batch_service_s,
+        scenario.inter_service_s,
+        scenario.trough_rate,
+        scenario.peak_rate,
+    )
+
+
+@lru_cache(maxsize=8)
+def _draw(
+    seed: int,
+    ticks: int,
+    n_backlog: int,
+    batch_service_s: tuple[int, int],
+    inter_service_s: tuple[int, int],
+    trough_rate: float,
+    peak_rate: float,
+) -> ArrivalStream:
+    rng = random.Random(seed)
     randint = _fast_randint(rng)
     uniform = rng.random
-    ticks = scenario.ticks
-    blo, bhi = scenario.batch_service_s
-    ilo, ihi = scenario.inter_service_s
+    blo, bhi = batch_service_s
+    ilo, ihi = inter_service_s
 
-    backlog = tuple([randint(blo, bhi) for _ in range(scenario.backlog)])
-    when: list[int] = []
+    backlog = tuple([randint(blo, bhi) for _ in range(n_backlog)])
+    counts: list[int] = []  # arrivals per tick
     service: list[int] = []
-    arrived_by = [0] * ticks
-    n = 0
-    t = 0
-    for lam in rate_curve(scenario):
+    for lam in _rates(trough_rate, peak_rate, ticks):
         k = poisson_count(lam, uniform())
-        if k:
-            n += k
-            when += [t] * k
-            for _ in range(k):
-                service.append(randint(ilo, ihi))
-        arrived_by[t] = n
-        t += 1
+        counts.append(k)
+        for _ in range(k):
+            service.append(randint(ilo, ihi))
+    when = tuple(chain.from_iterable(map(repeat, range(ticks), counts)))
     zero_wait_end = tuple(map(add, when, service))
     ends_at = [0] * (ticks + ihi + 1)
-    for end in zero_wait_end:
-        ends_at[end] += 1
-    return ArrivalStream(backlog, tuple(when), tuple(service), tuple(arrived_by), zero_wait_end, tuple(ends_at))
+    for end, n in Counter(zero_wait_end).items():
+        ends_at[end] = n
+    return ArrivalStream(
+        backlog, when, tuple(service), tuple(accumulate(counts)), zero_wait_end, tuple(ends_at)
+    )
+
+
+draw_stream.cache_clear = _draw.cache_clear  # type: ignore[attr-defined]
