@@ -188,3 +188,14 @@ class TestResultSeries:
         assert df.loc["preempt", "preempted"] == 20474
         per_tick = anchor["fifo"].to_frame()
         assert len(per_tick) == 21600 and per_tick["busy_batch"].max() == 64
+
+
+class TestStreamSharing:
+    def test_pool_size_and_preempt_cost_reuse_the_draws(self):
+        sc = Scenario(hours=0.25)
+        assert draw_stream(sc.with_(slots=16, preempt_cost_s=60)) is draw_stream(sc)
+
+    def test_workload_knobs_redraw(self):
+        sc = Scenario(hours=0.25)
+        assert draw_stream(sc.with_(seed=4)) is not draw_stream(sc)
+        assert draw_stream(sc.with_(inter_service_s=(4, 13))).inter_service_s != draw_stream(sc).inter_service_s
