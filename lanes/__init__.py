@@ -37,6 +37,16 @@ _EXPORTS = {
     "poisson_quantile": "littles",
     "batch_trickle_interval_s": "littles",
     "headroom_slots": "littles",
+    # where the model breaks: queueing theory and a pool counted in KV blocks
+    "mm1_response_quantile_s": "queueing",
+    "simulate_queue": "queueing",
+    "QueueRun": "queueing",
+    "KvScenario": "kvpool",
+    "simulate_kv_pool": "kvpool",
+    "KvPoolResult": "kvpool",
+    "preemption_costs": "kvpool",
+    "PreemptionCost": "kvpool",
+    "pool_tokens_for": "kvpool",
     # engine-level models
     "Hardware": "hardware",
     "Model": "hardware",
