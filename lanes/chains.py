@@ -258,7 +258,7 @@ def swap_vs_recompute(
     -------
     SwapVsRecompute
         Swap: out and back, ``2 x KV bytes / link`` per token (5.2 us).
-        Recompute: one causal prefill of the context, per token (34.7 us).
+        Recompute: one causal prefill of the context, per token (34.65 us; the card prints 34.7).
         Break-even bandwidth: swap bytes per token / recompute time (7.6 GB/s);
         copies slower than that lose to recompute.
     """
