@@ -1,0 +1,143 @@
+#!/usr/bin/env python
+"""Regenerate the student exercises from the master notebooks with Otter Assign.
+
+    python scripts/assign_exercises.py                 # execute masters, regenerate everything
+    python scripts/assign_exercises.py 03_headroom     # one set only
+    python scripts/assign_exercises.py --no-execute    # masters are already executed
+
+For each master ``solutions/NN_slug/NN_slug.ipynb`` (Otter Assign format v1):
+
+1. execute it in place (Otter Assign needs executed masters), from its folder,
+   with the repository root on ``PYTHONPATH`` so ``import lanes`` works;
+2. run ``otter assign`` into a temporary folder (which also runs every test,
+   hidden ones included, against the solutions and fails if one does not pass);
+3. copy the student notebook and its public tests to ``exercises/NN_slug/``,
+   with volatile metadata removed (outputs, timings, random cell ids), so that
+   regenerating an unchanged master gives byte-identical files;
+4. copy the autograder zip to ``build/autograder/NN_slug.zip`` (git-ignored),
+   which ``scripts/grade.py`` uses, and the filled-in solutions notebook to
+   ``build/autograder/solutions/NN_slug.ipynb`` (a perfect submission, for tests).
+
+``--out`` and ``--autograder-dir`` redirect steps 3 and 4; the exercises test
+uses them to regenerate into a temporary folder and compare with ``exercises/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+AUTOGRADER_DIR = ROOT / "build" / "autograder"
+
+
+def masters(slugs: list[str] | None = None) -> list[pathlib.Path]:
+    """Master notebooks ``solutions/NN_slug/NN_slug.ipynb``, in order."""
+    found = sorted(p / f"{p.name}.ipynb" for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").is_file())
+    if slugs:
+        by_slug = {m.stem: m for m in found}
+        unknown = [s for s in slugs if s not in by_slug]
+        if unknown:
+            raise SystemExit(f"unknown exercise set(s): {', '.join(unknown)} (have: {', '.join(by_slug)})")
+        found = [by_slug[s] for s in slugs]
+    return found
+
+
+def _env_with_root() -> None:
+    paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+
+
+def execute_master(path: pathlib.Path, timeout_s: int = 300) -> None:
+    """Execute a master notebook in place, stopping at the first error."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb, timeout=timeout_s, kernel_name="python3", record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+    normalize(nb, keep_outputs=True)
+    nbformat.write(nb, path)
+
+
+def normalize(nb, *, keep_outputs: bool) -> None:
+    """Drop volatile metadata: timings, random cell ids, and (students) outputs."""
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"c{i:03d}"
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code" and not keep_outputs:
+            cell.outputs = []
+            cell.execution_count = None
+    nb.metadata.pop("widgets", None)
+    li = nb.metadata.get("language_info")
+    if isinstance(li, dict):
+        li.pop("version", None)
+
+
+def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Path, *, run_tests: bool = True) -> None:
+    """Run Otter Assign on one master and place its outputs."""
+    import nbformat
+    from otter.assign import main as otter_assign
+
+    slug = master.stem
+    with tempfile.TemporaryDirectory(prefix=f"assign-{slug}-") as tmp:
+        dist = pathlib.Path(tmp) / "dist"
+        otter_assign(str(master), str(dist), no_pdfs=True, no_run_tests=not run_tests)
+        student = dist / "student"
+        dest = out_root / slug
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        for item in sorted(student.iterdir()):
+            if item.suffix == ".ipynb":
+                nb = nbformat.read(item, as_version=4)
+                normalize(nb, keep_outputs=False)
+                nbformat.write(nb, dest / item.name)
+            elif item.is_dir():
+                shutil.copytree(item, dest / item.name, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(item, dest / item.name)
+        zips = sorted((dist / "autograder").glob("*.zip"))
+        if len(zips) != 1:
+            raise RuntimeError(f"{slug}: expected one autograder zip, found {len(zips)}")
+        ag_root.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(zips[0], ag_root / f"{slug}.zip")
+        # The solutions notebook in student layout (answers filled in, tests
+        # removed): what a perfect submission looks like.  Build folder only.
+        sol = nbformat.read(dist / "autograder" / f"{slug}.ipynb", as_version=4)
+        normalize(sol, keep_outputs=False)
+        (ag_root / "solutions").mkdir(exist_ok=True)
+        nbformat.write(sol, ag_root / "solutions" / f"{slug}.ipynb")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("slugs", nargs="*", help="exercise sets to regenerate (default: all)")
+    ap.add_argument("--no-execute", action="store_true", help="do not re-execute the master notebooks first")
+    ap.add_argument("--no-run-tests", action="store_true", help="skip running the tests against the solutions")
+    ap.add_argument("--out", type=pathlib.Path, default=EXERCISES, help="student output root (default: exercises/)")
+    ap.add_argument("--autograder-dir", type=pathlib.Path, default=AUTOGRADER_DIR,
+                    help="where the autograder zips go (default: build/autograder/)")
+    args = ap.parse_args(argv)
+
+    _env_with_root()
+    for master in masters(args.slugs):
+        t0 = time.perf_counter()
+        if not args.no_execute:
+            execute_master(master)
+        assign_one(master, args.out.resolve(), args.autograder_dir.resolve(), run_tests=not args.no_run_tests)
+        print(f"{master.stem}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
