@@ -453,8 +453,8 @@ class BatchLaneScenario:
         Job deadline, hours after submission (> 0).
     capacity_items_per_h : tuple of float
         In-house items per hour for each hour of the day (cycled); by
-        default :func:`daily_capacity_items_per_h` with 5-minute items
-        (about 8,000 items a day).
+        default :func:`daily_capacity_items_per_h` with 10-minute items
+        (about 4,000 items a day).
     overflow : bool
         Send what the lane cannot finish in time to the provider.
     provider_window_h, provider_turnaround_h : float
@@ -472,9 +472,9 @@ class BatchLaneScenario:
         Seed for crashes and repeated reports.
     """
 
-    items: int = 20_000
+    items: int = 10_000
     deadline_h: float = 30.0
-    capacity_items_per_h: tuple[float, ...] = daily_capacity_items_per_h(item_s=300.0)
+    capacity_items_per_h: tuple[float, ...] = daily_capacity_items_per_h(item_s=600.0)
     overflow: bool = True
     provider_window_h: float = 24.0
     provider_turnaround_h: float = 24.0

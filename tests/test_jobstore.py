@@ -100,16 +100,16 @@ class TestOverflow:
         assert both.results_stored == both.scenario.items
 
     def test_a_job_that_fits_sends_nothing(self):
-        r = simulate_batch_lane(BatchLaneScenario(items=2000, deadline_h=12))
+        r = simulate_batch_lane(BatchLaneScenario(items=1000, deadline_h=12))
         assert r.plan.overflow_items == 0
         assert r.done_by_provider[-1] == 0
         assert r.on_time_fraction == 1.0
 
     def test_retries_and_repeated_reports_never_add_results(self):
-        r = simulate_batch_lane(BatchLaneScenario(items=2000, deadline_h=12, crash_prob=0.2, repeat_report_prob=0.3))
+        r = simulate_batch_lane(BatchLaneScenario(items=1000, deadline_h=12, crash_prob=0.2, repeat_report_prob=0.3))
         assert r.attempts > r.done_in_house[-1]
         assert r.duplicate_results > 0
-        assert r.results_stored == r.done_in_house[-1] == 2000
+        assert r.results_stored == r.done_in_house[-1] == 1000
 
 
 class TestCapacity:
