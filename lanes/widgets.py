@@ -48,7 +48,8 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def _figure(n_axes: int = 1, figsize: tuple[float, float] = (8, 3.2)) -> tuple[Any, list[Any]]:
+def figure_axes(n_axes: int = 1, figsize: tuple[float, float] = (8, 3.2)) -> tuple[Any, list[Any]]:
+    """A pyplot-free Figure with ``n_axes`` side by side; ``figsize`` in inches. Shared by every explorer."""
     from matplotlib.figure import Figure  # no pyplot: nothing is shown twice, no global state
 
     fig = Figure(figsize=figsize, layout="constrained")
@@ -116,7 +117,8 @@ def explorer_box(controls: dict[str, Any], render: Callable[..., tuple[Any, dict
     return box
 
 
-def _slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> Any:
+def slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> Any:
+    """An integer slider that reports only on release (explorers re-run a simulation per change)."""
     import ipywidgets as w
 
     return w.IntSlider(
@@ -124,7 +126,8 @@ def _slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> An
     )
 
 
-def _dropdown(description: str, options: Any, value: Any) -> Any:
+def dropdown(description: str, options: Any, value: Any) -> Any:
+    """A dropdown with its description shown in full."""
     import ipywidgets as w
 
     return w.Dropdown(options=options, value=value, description=description, style={"description_width": "initial"})
@@ -147,13 +150,13 @@ def littles_explorer(hold_s: float = 8.0) -> Any:
             value=5.0, min=2.0, max=7.0, step=0.5, description="peak rate (req/s)", continuous_update=False,
             style={"description_width": "initial"},
         ),
-        "hold_s": _slider("mean slot time (s)", int(hold_s), 4, 16, 2),
+        "hold_s": slider("mean slot time (s)", int(hold_s), 4, 16, 2),
     }
 
     def render(peak_rate: float, hold_s: int) -> tuple[Any, dict[str, Any]]:
         sc = Scenario(peak_rate=peak_rate, inter_service_s=(hold_s // 2, hold_s + hold_s // 2), backlog=0)
         r = simulate(sc, "priority")
-        fig, (ax,) = _figure()
+        fig, (ax,) = figure_axes()
         plot_littles_law(r, ax)
         peak_l = busy_slots(peak_rate, hold_s)
         burst = int(peak_l) + 10
@@ -183,11 +186,11 @@ def policy_explorer(scenario: Scenario | None = None) -> Any:
     from .plots import plot_occupancy, plot_waits_over_day
 
     sc = Scenario() if scenario is None else scenario
-    controls = {"policy": _dropdown("policy", list(DEFAULT_POLICIES), "priority")}
+    controls = {"policy": dropdown("policy", list(DEFAULT_POLICIES), "priority")}
 
     def render(policy: str) -> tuple[Any, dict[str, Any]]:
         r = simulate(sc, policy)
-        fig, (a0, a1) = _figure(2, (10, 3.2))
+        fig, (a0, a1) = figure_axes(2, (10, 3.2))
         plot_occupancy(r, a0)
         plot_waits_over_day([r], a1, log=policy == "fifo")
         return fig, _summary(r)
@@ -207,15 +210,15 @@ def headroom_explorer(scenario: Scenario | None = None) -> Any:
     sc = Scenario() if scenario is None else scenario
     work = sc.backlog * sum(sc.batch_service_s) / 2
     controls = {
-        "reserve": _slider("headroom R (slots)", 8, 0, 32),
-        "batch": _dropdown("batch job length", list(BATCH_DURATIONS), next(iter(BATCH_DURATIONS))),
+        "reserve": slider("headroom R (slots)", 8, 0, 32),
+        "batch": dropdown("batch job length", list(BATCH_DURATIONS), next(iter(BATCH_DURATIONS))),
     }
 
     def render(reserve: int, batch: str) -> tuple[Any, dict[str, Any]]:
         rng = BATCH_DURATIONS[batch]
         chunked = sc.with_(batch_service_s=rng, backlog=round(work / (sum(rng) / 2)))
         r = simulate(chunked, f"reserve:{reserve}")
-        fig, (ax,) = _figure()
+        fig, (ax,) = figure_axes()
         plot_occupancy(r, ax)
         rows = _summary(r)
         rows["batch slot-hours"] = f"{sum(r.busy_batch) / 3600:,.0f}"
@@ -235,16 +238,16 @@ def preemption_explorer(scenario: Scenario | None = None) -> Any:
 
     sc = Scenario() if scenario is None else scenario
     controls = {
-        "preempt_cost_s": _slider("eviction cost (s)", sc.preempt_cost_s, 0, 120, 5),
-        "reserve": _slider("headroom R (slots)", 0, 0, 24),
-        "victim": _dropdown("victim", ["youngest", "most_remaining"], "youngest"),
-        "min_run_s": _slider("minimum run (s)", 0, 0, 120, 10),
+        "preempt_cost_s": slider("eviction cost (s)", sc.preempt_cost_s, 0, 120, 5),
+        "reserve": slider("headroom R (slots)", 0, 0, 24),
+        "victim": dropdown("victim", ["youngest", "most_remaining"], "youngest"),
+        "min_run_s": slider("minimum run (s)", 0, 0, 120, 10),
     }
 
     def render(preempt_cost_s: int, reserve: int, victim: str, min_run_s: int) -> tuple[Any, dict[str, Any]]:
         policy = f"hybrid:{reserve}" if reserve else "preempt"
         r = simulate(sc.with_(preempt_cost_s=preempt_cost_s), policy, victim=victim, min_run_s=min_run_s)
-        fig, (ax,) = _figure()
+        fig, (ax,) = figure_axes()
         plot_occupancy(r, ax, title=f"{r.policy.label}, eviction cost {preempt_cost_s} s")
         return fig, _summary(r)
 
@@ -261,15 +264,15 @@ def starvation_explorer(scenario: Scenario | None = None, deadline_s: int = 4 * 
 
     sc = Scenario() if scenario is None else scenario
     controls = {
-        "policy": _dropdown("policy", ["preempt", "hybrid:8"], "preempt"),
-        "floor": _slider("batch floor (slots)", 0, 0, 32, 4),
-        "aging": _dropdown("aging", list(AGING_CHOICES), "off"),
+        "policy": dropdown("policy", ["preempt", "hybrid:8"], "preempt"),
+        "floor": slider("batch floor (slots)", 0, 0, 32, 4),
+        "aging": dropdown("aging", list(AGING_CHOICES), "off"),
     }
 
     def render(policy: str, floor: int, aging: str) -> tuple[Any, dict[str, Any]]:
         base = simulate(sc, policy)
         r = simulate(sc, policy, floor=floor, aging_s=AGING_CHOICES[aging])
-        fig, (ax,) = _figure()
+        fig, (ax,) = figure_axes()
         plot_batch_progress([base, r], ax, deadline_s=deadline_s, labels=[f"{policy}", f"{policy}, floor {floor}, aging {aging}"])
         rows = _summary(r)
         rows[f"batch done by {deadline_s / 3600:g} h"] = f"{r.batch_done_by(deadline_s):,}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import chains
-from .widgets import _dropdown, _figure, _slider, explorer_box
+from .widgets import dropdown, figure_axes, slider, explorer_box
 
 __all__ = [
     "goodput_explorer",
@@ -41,15 +41,15 @@ def littles_chain_explorer() -> Any:
 
     controls = {
         "rate": _float_slider("requests/s", 10.0, 1.0, 40.0, 1.0),
-        "ttft_ms": _slider("TTFT (ms)", 500, 100, 2000, 100),
-        "output_tokens": _slider("output tokens", 300, 50, 1000, 50),
-        "tpot_ms": _slider("TPOT (ms)", 25, 5, 60, 1),
+        "ttft_ms": slider("TTFT (ms)", 500, 100, 2000, 100),
+        "output_tokens": slider("output tokens", 300, 50, 1000, 50),
+        "tpot_ms": slider("TPOT (ms)", 25, 5, 60, 1),
     }
 
     def render(rate: float, ttft_ms: int, output_tokens: int, tpot_ms: int) -> tuple[Any, dict[str, Any]]:
         ll = chains.littles_law(arrival_rate_per_s=rate, ttft_s=ttft_ms / 1e3, output_tokens=output_tokens, tpot_s=tpot_ms / 1e3)
         kv = chains.kv_in_flight(in_system=ll.in_system, w_s=ll.w_s)
-        fig, (ax,) = _figure(1, (6, 3.2))
+        fig, (ax,) = figure_axes(1, (6, 3.2))
         plot_kv_ceiling([i * 0.5 for i in range(1, 101)], ax, ttft_s=ttft_ms / 1e3, output_tokens=output_tokens, tpot_s=tpot_ms / 1e3)
         ax.plot([rate], [kv.kv_bytes / 1e9], "o", color="black")
         rows = {
@@ -71,14 +71,14 @@ def goodput_explorer() -> Any:
     from .plots_engine import plot_goodput_cliff
 
     controls = {
-        "context_tokens": _slider("context (tokens)", 2048, 512, 16384, 512),
-        "target_ms": _slider("TPOT target (ms)", 10, 6, 40, 1),
-        "hardware": _dropdown("GPU", list(HARDWARE), "h100-sxm"),
+        "context_tokens": slider("context (tokens)", 2048, 512, 16384, 512),
+        "target_ms": slider("TPOT target (ms)", 10, 6, 40, 1),
+        "hardware": dropdown("GPU", list(HARDWARE), "h100-sxm"),
     }
 
     def render(context_tokens: int, target_ms: int, hardware: str) -> tuple[Any, dict[str, Any]]:
         g = chains.goodput(context_tokens=context_tokens, tpot_target_s=target_ms / 1e3, hardware=hardware)
-        fig, (ax,) = _figure(1, (6, 3.2))
+        fig, (ax,) = figure_axes(1, (6, 3.2))
         plot_goodput_cliff(range(1, 257), ax, context_tokens=context_tokens, tpot_target_s=target_ms / 1e3, hardware=hardware)
         rows = {
             "TPOT at 64 (ms)": f"{g.tpot_small_s * 1e3:.1f}",
@@ -98,14 +98,14 @@ def swap_explorer() -> Any:
     from .plots_engine import plot_swap_break_even
 
     controls = {
-        "context_tokens": _slider("context (tokens)", 4096, 512, 32768, 512),
+        "context_tokens": slider("context (tokens)", 4096, 512, 32768, 512),
         "link_gbps": _float_slider("copy bandwidth (GB/s)", 50.0, 1.0, 100.0, 0.5),
         "mfu": _float_slider("MFU", 0.5, 0.1, 1.0, 0.05),
     }
 
     def render(context_tokens: int, link_gbps: float, mfu: float) -> tuple[Any, dict[str, Any]]:
         r = chains.swap_vs_recompute(context_tokens=context_tokens, link_bytes_per_s=link_gbps * 1e9, mfu=mfu)
-        fig, (ax,) = _figure(1, (6, 3.2))
+        fig, (ax,) = figure_axes(1, (6, 3.2))
         plot_swap_break_even([b * 1e9 for b in (0.5, 1, 2, 3, 5, 8, 12, 20, 35, 50, 75, 100, 150)], ax, context_tokens=context_tokens, mfu=mfu)
         ax.plot([link_gbps], [r.swap_s_per_token * 1e6], "o", color="black")
         rows = {
@@ -125,16 +125,16 @@ def hol_explorer() -> Any:
     from .steps import Request, simulate
 
     controls = {
-        "long_prompt_tokens": _slider("long prompt (tokens)", 32768, 4096, 65536, 4096),
-        "short_prompts": _slider("short prompts", 10, 1, 30, 1),
-        "budget_tokens": _slider("token budget", 8192, 1024, 16384, 1024),
+        "long_prompt_tokens": slider("long prompt (tokens)", 32768, 4096, 65536, 4096),
+        "short_prompts": slider("short prompts", 10, 1, 30, 1),
+        "budget_tokens": slider("token budget", 8192, 1024, 16384, 1024),
     }
 
     def render(long_prompt_tokens: int, short_prompts: int, budget_tokens: int) -> tuple[Any, dict[str, Any]]:
         h = chains.hol_blocking(long_prompt_tokens=long_prompt_tokens, short_prompts=short_prompts, budget_tokens=budget_tokens)
         reqs = [Request(long_prompt_tokens)] + [Request(500)] * short_prompts
         runs = {o: simulate(reqs, order=o, budget_tokens=budget_tokens) for o in ("fcfs", "by-length")}
-        fig, (ax,) = _figure(1, (7, 2.6))
+        fig, (ax,) = figure_axes(1, (7, 2.6))
         plot_step_timeline(runs, ax)
         rows = {
             "full steps ahead of the short prompts": h.steps_ahead,
@@ -155,12 +155,12 @@ def knee_explorer() -> Any:
     controls = {
         "service_ms": _float_slider("mean prefill S (ms)", 66.5, 10.0, 200.0, 0.5),
         "target_s": _float_slider("target (s)", 1.0, 0.2, 3.0, 0.1),
-        "percentile": _dropdown("percentile", [0.9, 0.95, 0.99, 0.999], 0.99),
+        "percentile": dropdown("percentile", [0.9, 0.95, 0.99, 0.999], 0.99),
     }
 
     def render(service_ms: float, target_s: float, percentile: float) -> tuple[Any, dict[str, Any]]:
         k = chains.p99_knee(service_s=service_ms / 1e3, p99_target_s=target_s, percentile=percentile)
-        fig, (ax,) = _figure(1, (6, 3.2))
+        fig, (ax,) = figure_axes(1, (6, 3.2))
         plot_p99_knee(ax, service_s=service_ms / 1e3, p99_target_s=target_s, percentile=percentile)
         ax.axvline(k.rho_max, color="grey", ls=":", lw=1.5)
         rows = {
@@ -181,15 +181,15 @@ def long_prompt_explorer() -> Any:
     from .steps import Request, simulate
 
     controls = {
-        "prompt_tokens": _slider("prompt (tokens)", 100_000, 10_000, 200_000, 10_000),
-        "decoders": _slider("decoders", 64, 1, 256, 1),
-        "budget_tokens": _slider("token budget", 8192, 1024, 16384, 1024),
+        "prompt_tokens": slider("prompt (tokens)", 100_000, 10_000, 200_000, 10_000),
+        "decoders": slider("decoders", 64, 1, 256, 1),
+        "budget_tokens": slider("token budget", 8192, 1024, 16384, 1024),
     }
 
     def render(prompt_tokens: int, decoders: int, budget_tokens: int) -> tuple[Any, dict[str, Any]]:
         lp = chains.long_prompt(prompt_tokens=prompt_tokens, decoders=decoders, budget_tokens=budget_tokens)
         run = simulate([Request(prompt_tokens)], budget_tokens=budget_tokens, decoders=decoders, decoder_context_tokens=2048)
-        fig, (ax,) = _figure(1, (6, 3.2))
+        fig, (ax,) = figure_axes(1, (6, 3.2))
         plot_itl({f"budget {budget_tokens:,}": run}, ax)
         ax.axhline(lp.itl_before_s * 1e3, color="grey", ls="--", lw=1)
         rows = {
@@ -211,8 +211,8 @@ def tenant_explorer() -> Any:
     from .plots_engine import plot_tenant_shares
 
     controls = {
-        "b_input_tokens": _slider("B input tokens", 8000, 200, 32000, 200),
-        "b_output_tokens": _slider("B output tokens", 1000, 50, 4000, 50),
+        "b_input_tokens": slider("B input tokens", 8000, 200, 32000, 200),
+        "b_output_tokens": slider("B output tokens", 1000, 50, 4000, 50),
         "output_weight": _float_slider("output weight", 3.0, 1.0, 6.0, 0.5),
     }
 
@@ -220,7 +220,7 @@ def tenant_explorer() -> Any:
         c = chains.tenant_cost(b_input_tokens=b_input_tokens, b_output_tokens=b_output_tokens, output_weight=output_weight)
         tenants = [Tenant("A", 200, 100), Tenant("B", b_input_tokens, b_output_tokens)]
         res = [schedule(tenants, policy=p, output_weight=output_weight) for p in ("round-robin", "token-fair")]
-        fig, (ax,) = _figure(1, (6, 2.6))
+        fig, (ax,) = figure_axes(1, (6, 2.6))
         plot_tenant_shares(res, ax)
         rows = {
             "cost A (weighted tokens)": f"{c.cost_a:,.0f}",
@@ -245,14 +245,14 @@ def kv_headroom_explorer(scenario: Any = None) -> Any:
 
     sc = KvScenario() if scenario is None else scenario
     controls = {
-        "batch": _dropdown("batch context", list(BATCH_CONTEXTS), "32K"),
-        "keep_slots": _slider("keep slots free", 16, 0, 48, 4),
-        "keep_tokens": _slider("keep KV tokens free", 0, 0, 200_000, 10_000),
+        "batch": dropdown("batch context", list(BATCH_CONTEXTS), "32K"),
+        "keep_slots": slider("keep slots free", 16, 0, 48, 4),
+        "keep_tokens": slider("keep KV tokens free", 0, 0, 200_000, 10_000),
     }
 
     def render(batch: str, keep_slots: int, keep_tokens: int) -> tuple[Any, dict[str, Any]]:
         r = simulate_kv_pool(sc.with_(batch_tokens=BATCH_CONTEXTS[batch]), f"slots:{keep_slots}+tokens:{keep_tokens}")
-        fig, (ax,) = _figure(1, (6, 3.2))
+        fig, (ax,) = figure_axes(1, (6, 3.2))
         plot_kv_pool(r, ax)
         rows = {
             "chat p99 wait (s)": r.p99_wait_s,
@@ -275,16 +275,16 @@ def preemption_cost_explorer(scenario: Any = None) -> Any:
 
     sc = Scenario(hours=2) if scenario is None else scenario
     controls = {
-        "context_k": _slider("context (K tokens)", 128, 4, 256, 4),
+        "context_k": slider("context (K tokens)", 128, 4, 256, 4),
         "scattered_gbps": _float_slider("scattered copy GB/s", 3.5, 1.0, 50.0, 0.5),
-        "checkpoint_s": _slider("checkpoint interval (s)", 60, 0, 300, 10),
+        "checkpoint_s": slider("checkpoint interval (s)", 60, 0, 300, 10),
     }
 
     def render(context_k: int, scattered_gbps: float, checkpoint_s: int) -> tuple[Any, dict[str, Any]]:
         pc = preemption_costs(context_k * 1024, scattered_bytes_per_s=scattered_gbps * 1e9, checkpoint_interval_s=checkpoint_s)
         costs = pc.as_slot_costs()
         done = {k: simulate(sc.with_(preempt_cost_s=c), "preempt").batch_done for k, c in costs.items()}
-        fig, (ax,) = _figure(1, (6, 3.0))
+        fig, (ax,) = figure_axes(1, (6, 3.0))
         ax.barh(list(costs), list(done.values()), color="#ff7f0e")
         for y, (k, v) in enumerate(done.items()):
             ax.text(v, y, f" {costs[k]} s", va="center", fontsize=8)

@@ -11,7 +11,7 @@ from typing import Any
 
 from .batcher import simulate_batches
 from .lane import LanePolicy, LaneScenario, TenantLoad, simulate_lane
-from .widgets import _figure, explorer_box
+from .widgets import figure_axes, explorer_box
 
 __all__ = ["lane_explorer", "microbatch_explorer"]
 
@@ -45,7 +45,7 @@ def lane_explorer(scenario: LaneScenario | None = None) -> Any:
         timeout = 2.0 if order == "adaptive-lifo" else None
         pol = LanePolicy(max_queue=max_queue or None, order=order, drop_expired=drop_expired, queue_timeout_s=timeout)
         r = simulate_lane(sc, pol)
-        fig, (ax,) = _figure()
+        fig, (ax,) = figure_axes()
         plot_latency_over_time([r], ax)
         s = r.summary()
         rows = {k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in s.items()}
@@ -71,7 +71,7 @@ def microbatch_explorer(requests: int = 20, model_call_s: float = 0.05) -> Any:
     def render(max_wait_ms: int, max_batch: int, gap_ms: int) -> tuple[Any, dict[str, Any]]:
         arrivals = [k * gap_ms / 1000 for k in range(requests)]
         r = simulate_batches(arrivals, max_batch=max_batch, max_wait_s=max_wait_ms / 1000, model_call_s=model_call_s)
-        fig, axes = _figure(2, (9, 3.2))
+        fig, axes = figure_axes(2, (9, 3.2))
         plot_microbatch({f"max_wait {max_wait_ms} ms": r}, axes)
         return fig, {
             "batches": r.batches,
