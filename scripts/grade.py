@@ -290,6 +290,7 @@ def _start(sub: Submission, zip_path: pathlib.Path) -> _Job:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
     env.setdefault("PYTHONUNBUFFERED", "1")
+    env["LANES_GRADE_JOB"] = workdir.name  # inherited by the kernel: lets tests find leftovers
     proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD, str(pathlib.Path(sub.path).resolve()), str(zip_path), str(workdir / "out")],
         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -308,7 +309,7 @@ def _tail(path: pathlib.Path, n: int = 6) -> str:
 
 def _failure_lines(output: str) -> list[str]:
     msgs = []
-    for m in re.finditer(r"^(\w*(?:Error|Exception|Exit)\w*): ?(.*)$", output or "", flags=re.M):
+    for m in re.finditer(r"^\s*(\w+(?:Error|Exception|Exit)\w*): ?(.*)$", output or "", flags=re.M):
         ename, text = m.group(1), m.group(2).strip()
         msgs.append(text if ename == "AssertionError" and text else f"{ename}: {text}" if text else ename)
     return list(dict.fromkeys(msgs))
@@ -426,7 +427,7 @@ def print_report(subs: list[Submission], total: float, possible: float, pass_mar
             w = max(8, *(len(q.name) for q in s.questions))
             print(f"  {'question':<{w}}  {'score':>6}  {'of':>4}  note")
             for q in s.questions:
-                note = "; ".join(q.messages)
+                note = q.messages[0] if q.messages else ""  # the first problem; the JSON report has all
                 print(f"  {q.name:<{w}}  {_fmt(q.score):>6}  {_fmt(q.possible):>4}  {note}")
             pct = f" ({s.score / s.possible:.0%})" if s.possible else ""
             print(f"  {'total':<{w}}  {_fmt(s.score):>6}  {_fmt(s.possible):>4}{pct}")

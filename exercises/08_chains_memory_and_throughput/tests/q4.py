@@ -9,6 +9,7 @@ points = 2
     success_message="Public check passed: the answer has the right form. This is NOT full marks: hidden tests that check the value run when the notebook is graded.")
 def test_q4_break_even_gbps_form(q4_break_even_gbps):
     import numbers
+    assert q4_break_even_gbps is not Ellipsis, 'q4_break_even_gbps is not answered yet: replace the ... with your answer'
     assert isinstance(q4_break_even_gbps, numbers.Real) and (not isinstance(q4_break_even_gbps, bool)), 'q4_break_even_gbps should be a number, not ' + type(q4_break_even_gbps).__name__
     assert True, 'q4_break_even_gbps should be a number'
     assert q4_break_even_gbps >= 0, 'q4_break_even_gbps should be at least 0'
