@@ -159,11 +159,22 @@ def _between(cells, begin: str, end: str):
 
 
 def secret_snippets() -> dict[str, set[str]]:
-    """Per set, lines of solution code and hidden-test text that students must not see."""
+    """Per set, lines of solution code and hidden-test text that students must not see.
+
+    Solution code: every answer line (``... # SOLUTION``) and every line of a
+    ``# BEGIN SOLUTION NO PROMPT`` block.  Hidden tests: their assertions and
+    the lines that compute the expected value.  Text deliberately given to
+    students (prompts, given code, public tests) is not secret.
+    """
     out: dict[str, set[str]] = {}
     for slug in SLUGS:
         nb = nbformat.read(SOLUTIONS / slug / f"{slug}.ipynb", as_version=4)
-        secrets, public = set(), set()
+        secrets, given = set(), []
+        solution_ids = {id(c) for c in _between(nb.cells, "# BEGIN SOLUTION", "# END SOLUTION")}
+        test_ids = {id(c) for c in _between(nb.cells, "# BEGIN TESTS", "# END TESTS")}
+        for c in nb.cells:
+            if c.cell_type == "markdown" or (c.cell_type == "code" and id(c) not in solution_ids | test_ids):
+                given.append(c.source)
         for c in _between(nb.cells, "# BEGIN SOLUTION", "# END SOLUTION"):
             block = False
             for line in c.source.splitlines():
@@ -172,18 +183,23 @@ def secret_snippets() -> dict[str, set[str]]:
                     block = True
                 elif s.startswith("# END SOLUTION"):
                     block = False
-                elif block and len(s) >= 12 and not s.startswith(("#", "import ", "from ")):
-                    secrets.add(s)
                 elif s.endswith("# SOLUTION"):
                     secrets.add(s[: -len("# SOLUTION")].strip())
+                elif block and len(s) >= 12 and not s.startswith(("#", "import ", "from ")):
+                    secrets.add(s)
+                else:
+                    given.append(s)
         for c in _between(nb.cells, "# BEGIN TESTS", "# END TESTS"):
             body = c.source.split("# END TEST CONFIG", 1)[-1]
-            lines = {l.strip() for l in body.splitlines()}
             if re.search(r"^hidden:\s*true", c.source, flags=re.M):
-                secrets |= {l for l in lines if len(l) >= 20 and not l.startswith(("import ", "def ", "#"))}
+                for line in body.splitlines():
+                    s = line.strip()
+                    if s.startswith("assert ") or "expected" in s:
+                        secrets.add(s)
             else:
-                public |= lines
-        out[slug] = secrets - public
+                given.append(body)
+        given_text = "\n".join(given)
+        out[slug] = {s for s in secrets if s not in given_text}
     return out
 
 

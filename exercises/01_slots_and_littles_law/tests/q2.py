@@ -10,6 +10,7 @@ points = 2
 def test_q2_measured_form(q2_measured):
     import numbers
     assert q2_measured is not Ellipsis, 'q2_measured is not answered yet: replace the ... with your answer'
+    assert q2_measured is not None, 'q2_measured is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q2_measured, numbers.Real) and (not isinstance(q2_measured, bool)), 'q2_measured should be a number, not ' + type(q2_measured).__name__
     assert True, 'q2_measured should be a number'
     assert q2_measured >= 0, 'q2_measured should be at least 0'

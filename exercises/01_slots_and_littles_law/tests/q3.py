@@ -10,6 +10,7 @@ points = 2
 def test_q3_idle_at_peak_form(q3_idle_at_peak):
     import numbers
     assert q3_idle_at_peak is not Ellipsis, 'q3_idle_at_peak is not answered yet: replace the ... with your answer'
+    assert q3_idle_at_peak is not None, 'q3_idle_at_peak is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q3_idle_at_peak, numbers.Real) and (not isinstance(q3_idle_at_peak, bool)), 'q3_idle_at_peak should be a number, not ' + type(q3_idle_at_peak).__name__
     assert True, 'q3_idle_at_peak should be a number'
     assert q3_idle_at_peak >= 0, 'q3_idle_at_peak should be at least 0'

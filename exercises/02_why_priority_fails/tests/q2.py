@@ -10,6 +10,7 @@ points = 2
 def test_q2_p99_s_form(q2_p99_s):
     import numbers
     assert q2_p99_s is not Ellipsis, 'q2_p99_s is not answered yet: replace the ... with your answer'
+    assert q2_p99_s is not None, 'q2_p99_s is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q2_p99_s, numbers.Real) and (not isinstance(q2_p99_s, bool)), 'q2_p99_s should be a whole number, not ' + type(q2_p99_s).__name__
     assert float(q2_p99_s).is_integer(), 'q2_p99_s should be a whole number'
     assert q2_p99_s >= 0, 'q2_p99_s should be at least 0'
@@ -19,6 +20,7 @@ def test_q2_p99_s_form(q2_p99_s):
 def test_q2_late_fraction_form(q2_late_fraction):
     import numbers
     assert q2_late_fraction is not Ellipsis, 'q2_late_fraction is not answered yet: replace the ... with your answer'
+    assert q2_late_fraction is not None, 'q2_late_fraction is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q2_late_fraction, numbers.Real) and (not isinstance(q2_late_fraction, bool)), 'q2_late_fraction should be a number, not ' + type(q2_late_fraction).__name__
     assert True, 'q2_late_fraction should be a number'
     assert q2_late_fraction >= 0, 'q2_late_fraction should be at least 0'

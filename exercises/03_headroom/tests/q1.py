@@ -10,6 +10,7 @@ points = 3
 def test_q1_reserve_anchor_form(q1_reserve_anchor):
     import numbers
     assert q1_reserve_anchor is not Ellipsis, 'q1_reserve_anchor is not answered yet: replace the ... with your answer'
+    assert q1_reserve_anchor is not None, 'q1_reserve_anchor is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q1_reserve_anchor, numbers.Real) and (not isinstance(q1_reserve_anchor, bool)), 'q1_reserve_anchor should be a whole number, not ' + type(q1_reserve_anchor).__name__
     assert float(q1_reserve_anchor).is_integer(), 'q1_reserve_anchor should be a whole number'
     assert q1_reserve_anchor >= 0, 'q1_reserve_anchor should be at least 0'

@@ -10,6 +10,7 @@ points = 2
 def test_q3_util_short_form(q3_util_short):
     import numbers
     assert q3_util_short is not Ellipsis, 'q3_util_short is not answered yet: replace the ... with your answer'
+    assert q3_util_short is not None, 'q3_util_short is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q3_util_short, numbers.Real) and (not isinstance(q3_util_short, bool)), 'q3_util_short should be a number, not ' + type(q3_util_short).__name__
     assert True, 'q3_util_short should be a number'
     assert q3_util_short >= 0, 'q3_util_short should be at least 0'

@@ -10,6 +10,7 @@ points = 2
 def test_q3_recompute_share_form(q3_recompute_share):
     import numbers
     assert q3_recompute_share is not Ellipsis, 'q3_recompute_share is not answered yet: replace the ... with your answer'
+    assert q3_recompute_share is not None, 'q3_recompute_share is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q3_recompute_share, numbers.Real) and (not isinstance(q3_recompute_share, bool)), 'q3_recompute_share should be a number, not ' + type(q3_recompute_share).__name__
     assert True, 'q3_recompute_share should be a number'
     assert q3_recompute_share >= 0, 'q3_recompute_share should be at least 0'

@@ -10,6 +10,7 @@ points = 2
 def test_q2_total_wait_0_form(q2_total_wait_0):
     import numbers
     assert q2_total_wait_0 is not Ellipsis, 'q2_total_wait_0 is not answered yet: replace the ... with your answer'
+    assert q2_total_wait_0 is not None, 'q2_total_wait_0 is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q2_total_wait_0, numbers.Real) and (not isinstance(q2_total_wait_0, bool)), 'q2_total_wait_0 should be a number, not ' + type(q2_total_wait_0).__name__
     assert True, 'q2_total_wait_0 should be a number'
     assert q2_total_wait_0 >= 0, 'q2_total_wait_0 should be at least 0'
@@ -19,6 +20,7 @@ def test_q2_total_wait_0_form(q2_total_wait_0):
 def test_q2_total_wait_02_form(q2_total_wait_02):
     import numbers
     assert q2_total_wait_02 is not Ellipsis, 'q2_total_wait_02 is not answered yet: replace the ... with your answer'
+    assert q2_total_wait_02 is not None, 'q2_total_wait_02 is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q2_total_wait_02, numbers.Real) and (not isinstance(q2_total_wait_02, bool)), 'q2_total_wait_02 should be a number, not ' + type(q2_total_wait_02).__name__
     assert True, 'q2_total_wait_02 should be a number'
     assert q2_total_wait_02 >= 0, 'q2_total_wait_02 should be at least 0'

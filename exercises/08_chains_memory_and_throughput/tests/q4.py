@@ -10,6 +10,7 @@ points = 2
 def test_q4_break_even_gbps_form(q4_break_even_gbps):
     import numbers
     assert q4_break_even_gbps is not Ellipsis, 'q4_break_even_gbps is not answered yet: replace the ... with your answer'
+    assert q4_break_even_gbps is not None, 'q4_break_even_gbps is not defined: run its answer cell (did it raise an error?)'
     assert isinstance(q4_break_even_gbps, numbers.Real) and (not isinstance(q4_break_even_gbps, bool)), 'q4_break_even_gbps should be a number, not ' + type(q4_break_even_gbps).__name__
     assert True, 'q4_break_even_gbps should be a number'
     assert q4_break_even_gbps >= 0, 'q4_break_even_gbps should be at least 0'
