@@ -68,36 +68,37 @@ def poisson_count(lam: float, u: float) -> int:
     return _MAX_POISSON_TERMS
 
 
-def _fast_randint(rng: random.Random) -> Callable[[int, int], int]:
-    """A ``randint`` that consumes the generator exactly as ``rng.randint`` does.
+def _randint_for(rng: random.Random, lo: int, hi: int) -> Callable[[], int]:
+    """A draw of ``rng.randint(lo, hi)``, consuming the generator exactly as it does.
 
     CPython draws ``randint(a, b)`` as ``a + getrandbits(k)`` with rejection,
-    where ``k = (b - a + 1).bit_length()``.  Calling ``getrandbits`` directly
-    skips several layers of argument checks.  :func:`_fast_path_agrees`
-    confirms at import that this interpreter draws the same numbers; if not,
-    the library's own ``randint`` is used.
+    where ``k = (b - a + 1).bit_length()``.  Fixing the range once and calling
+    ``getrandbits`` directly skips the library's argument checks on every
+    draw.  :func:`_fast_path_agrees` confirms at import that this interpreter
+    draws the same numbers; if not, the library's own ``randint`` is used.
     """
     if not _FAST_OK:
-        return rng.randint
+        return lambda: rng.randint(lo, hi)
     getrandbits = rng.getrandbits
+    n = hi - lo + 1
+    k = n.bit_length()
 
-    def randint(a: int, b: int) -> int:
-        n = b - a + 1
-        k = n.bit_length()
+    def draw() -> int:
         r = getrandbits(k)
         while r >= n:
             r = getrandbits(k)
-        return a + r
+        return lo + r
 
-    return randint
+    return draw
 
 
 def _fast_path_agrees() -> bool:
     global _FAST_OK
     _FAST_OK = True
     a, b = random.Random(20261129), random.Random(20261129)
-    fast = _fast_randint(a)
-    ok = all(fast(lo, hi) == b.randint(lo, hi) for lo, hi in [(4, 12), (60, 180), (1, 1), (0, 1000)] * 50)
+    ranges = [(4, 12), (60, 180), (1, 1), (0, 1000), (7, 8)]
+    draws = [_randint_for(a, lo, hi) for lo, hi in ranges]
+    ok = all(draw() == b.randint(lo, hi) for _ in range(50) for draw, (lo, hi) in zip(draws, ranges))
     ok = ok and a.random() == b.random()
     _FAST_OK = ok
     return ok
@@ -176,22 +177,21 @@ def _draw(
     peak_rate: float,
 ) -> ArrivalStream:
     rng = random.Random(seed)
-    randint = _fast_randint(rng)
     uniform = rng.random
-    blo, bhi = batch_service_s
-    ilo, ihi = inter_service_s
+    batch_draw = _randint_for(rng, *batch_service_s)
+    inter_draw = _randint_for(rng, *inter_service_s)
 
-    backlog = tuple([randint(blo, bhi) for _ in range(n_backlog)])
+    backlog = tuple([batch_draw() for _ in range(n_backlog)])
     counts: list[int] = []  # arrivals per tick
     service: list[int] = []
     for lam in _rates(trough_rate, peak_rate, ticks):
         k = poisson_count(lam, uniform())
         counts.append(k)
         for _ in range(k):
-            service.append(randint(ilo, ihi))
+            service.append(inter_draw())
     when = tuple(chain.from_iterable(map(repeat, range(ticks), counts)))
     zero_wait_end = tuple(map(add, when, service))
-    ends_at = [0] * (ticks + ihi + 1)
+    ends_at = [0] * (ticks + inter_service_s[1] + 1)
     for end, n in Counter(zero_wait_end).items():
         ends_at[end] = n
     return ArrivalStream(

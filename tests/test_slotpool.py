@@ -199,3 +199,19 @@ class TestStreamSharing:
         sc = Scenario(hours=0.25)
         assert draw_stream(sc.with_(seed=4)) is not draw_stream(sc)
         assert draw_stream(sc.with_(inter_service_s=(4, 13))).inter_service_s != draw_stream(sc).inter_service_s
+
+
+class TestFastDraws:
+    def test_fast_path_is_used_here_and_agrees_with_the_fallback(self, monkeypatch):
+        from lanes import arrivals
+
+        assert arrivals._FAST_OK, "getrandbits path disagrees with randint on this interpreter"
+        sc = Scenario(hours=0.2, backlog=50)
+        fast = arrivals._draw.__wrapped__(*_draw_args(sc))
+        monkeypatch.setattr(arrivals, "_FAST_OK", False)
+        slow = arrivals._draw.__wrapped__(*_draw_args(sc))
+        assert fast == slow
+
+
+def _draw_args(sc):
+    return (sc.seed, sc.ticks, sc.backlog, sc.batch_service_s, sc.inter_service_s, sc.trough_rate, sc.peak_rate)
