@@ -31,9 +31,6 @@ import hashlib
 import http.server
 import os
 import pathlib
-import re
-import shutil
-import subprocess
 import threading
 import urllib.error
 import urllib.parse
@@ -48,7 +45,6 @@ HTML_DIR = ROOT / "_build" / "html"
 SCREENSHOT_DIR = ROOT / "artifacts" / "screenshots"
 SCREENSHOT_PAGE = "notebooks/01_slots_and_littles_law.html"
 
-BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
 
 # Debian's chromium. LANES_CHROMIUM points elsewhere (another distribution's
 # path, or a missing one to see the failure message).
@@ -76,32 +72,6 @@ PAGE_TIMEOUT_MS = 30_000
 # --------------------------------------------------------------------------
 # Build and serve
 # --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def built_site() -> pathlib.Path:
-    """Build the book with warnings as errors, or reuse it if told to."""
-    if os.environ.get("LANES_BOOK_BUILT") == "1" and (HTML_DIR / "index.html").is_file():
-        return HTML_DIR
-    if shutil.which(BUILD_COMMAND[0]) is None:
-        pytest.fail(
-            "jupyter-book is not on PATH; install the requirements: "
-            "python -m pip install -r requirements.txt",
-            pytrace=False,
-        )
-    proc = subprocess.run(
-        BUILD_COMMAND, cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        log = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + "\n" + proc.stderr).splitlines()
-        problems = [line for line in log if "WARNING" in line or "ERROR" in line]
-        shown = "\n".join(problems[:40] or log[-40:])
-        pytest.fail(
-            f"`{' '.join(BUILD_COMMAND)}` failed with exit code {proc.returncode}:\n{shown}",
-            pytrace=False,
-        )
-    assert (HTML_DIR / "index.html").is_file(), "the build wrote no _build/html/index.html"
-    return HTML_DIR
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
