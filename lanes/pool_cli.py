@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from .policies import DEFAULT_POLICIES, VICTIMS, parse_policies
+from .arrivals import draw_stream
+from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
+from .results import PolicyTable
 from .scenario import Scenario
-from .slotpool import run_table
+from .slotpool import simulate
 
 
 def int_arg(text: str) -> int:
@@ -70,6 +73,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
                    help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
+    p.add_argument("--jobs", type=int_arg, default=default_jobs(),
+                   help="processes to run the policies in (default %(default)s: two where two CPUs are free)")
     add_scenario_flags(p)
     g = p.add_argument_group("extensions (all off by default)")
     g.add_argument("--floor", type=int_arg, default=0, help="slots batch keeps while it has work")
@@ -86,6 +91,63 @@ def _table(args: argparse.Namespace) -> int:
     policies = parse_policies(
         args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
     )
-    table = run_table(scenario, policies)
-    print(table.to_json() if args.json else table.text())
+    for p in policies:
+        p.check_fits(scenario.slots)
+    if args.jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1 (got {args.jobs})")
+    rows = table_rows(scenario, policies, jobs=args.jobs)
+    if args.json:
+        print(json.dumps([row for _, row in rows]))
+    else:
+        print("\n".join([PolicyTable.header(scenario), *(line for line, _ in rows)]))
     return 0
+
+
+def default_jobs() -> int:
+    """Worker processes for the table: two where two CPUs are available (the policies are independent)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    return 2 if cpus >= 2 and hasattr(os, "fork") else 1
+
+
+def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 1) -> list[tuple[str, dict]]:
+    """Each policy's table line and JSON row, in order.
+
+    The random draws are made once, before any worker starts.  With ``jobs``
+    of 2 or more (and ``os.fork`` available), a forked child runs every other
+    policy and sends its lines and rows back as JSON; the parent runs the
+    rest.  Runs are deterministic, so the output is the same for any ``jobs``.
+    If the child fails, the parent runs its share itself.
+    """
+    draw_stream(scenario)
+
+    def one(policy: Policy) -> tuple[str, dict]:
+        result = simulate(scenario, policy)
+        return result.line(), result.row()
+
+    if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
+        return [one(p) for p in policies]
+    mine, theirs = policies[0::2], policies[1::2]
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        status = 1
+        try:
+            os.close(read_fd)
+            with os.fdopen(write_fd, "w") as pipe:
+                json.dump([one(p) for p in theirs], pipe)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    own = [one(p) for p in mine]
+    with os.fdopen(read_fd) as pipe:
+        sent = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    other = [tuple(x) for x in json.loads(sent)] if status == 0 and sent else [one(p) for p in theirs]
+    out: list[tuple[str, dict]] = []
+    for i in range(len(policies)):
+        out.append(own[i // 2] if i % 2 == 0 else other[i // 2])
+    return out

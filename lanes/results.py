@@ -7,7 +7,6 @@ series are computed on first use from the run's compact per-tick buckets.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, chain, repeat
@@ -71,7 +70,7 @@ class SlotPoolResult:
     n_interactive: int
     n_arrivals: int
     batch_queued: int
-    wait_s: tuple[int, ...] = field(repr=False)
+    wait_counts: list[int] = field(repr=False)  # admitted requests by wait: wait_counts[w], w in seconds
     _stream: ArrivalStream = field(repr=False)
     _buckets: dict[str, list[int]] = field(repr=False)  # per-tick starts, ends and evictions
 
@@ -83,6 +82,7 @@ class SlotPoolResult:
         policy: Policy,
         stream: ArrivalStream,
         inter_start: list[int],
+        wait_count: list[int],
         inter_end: list[int],
         batch_start: list[int],
         batch_end: list[int],
@@ -91,21 +91,25 @@ class SlotPoolResult:
         batch_busy_slot_s: int,
         batch_queued: int,
     ) -> "SlotPoolResult":
-        """Summarise one run from its per-tick buckets (``inter_start[t]`` requests admitted at tick t, ...)."""
+        """Summarise one run from its per-tick buckets (``inter_start[t]`` requests admitted at tick t, ...).
+
+        ``wait_count[w]`` counts admitted interactive requests that waited
+        ``w`` seconds.
+        """
         T = scenario.ticks
-        # Interactive requests are admitted in arrival order, so the admission
-        # tick of request j is the tick whose start count covers j.
-        admitted_at = list(chain.from_iterable(map(repeat, range(T), inter_start)))
-        n = len(admitted_at)
-        waits = tuple(map(sub, admitted_at, stream.arrival_tick[:n]))
+        n = sum(inter_start)
+        p50, p99, worst, late = _wait_summary(wait_count, n)
         inter_busy = sum(stream.inter_service_s[:n])
-        for j in range(n - 1, -1, -1):  # refund slot time beyond the horizon
-            over = admitted_at[j] + stream.inter_service_s[j] - T
-            if admitted_at[j] < T - scenario.inter_service_s[1]:
-                break
-            if over > 0:
-                inter_busy -= over
-        p50, p99, worst, late = _wait_summary(waits)
+        # Refund slot time beyond the horizon: only requests admitted in the
+        # last max-service ticks can overrun it.
+        j = n
+        for t in range(T - 1, max(-1, T - 1 - scenario.inter_service_s[1]), -1):
+            k = inter_start[t]
+            for i in range(j - k, j):
+                over = t + stream.inter_service_s[i] - T
+                if over > 0:
+                    inter_busy -= over
+            j -= k
         return cls(
             scenario=scenario,
             policy=policy,
@@ -119,7 +123,7 @@ class SlotPoolResult:
             n_interactive=n,
             n_arrivals=stream.n_arrivals,
             batch_queued=batch_queued,
-            wait_s=waits,
+            wait_counts=wait_count,
             _stream=stream,
             _buckets={
                 "inter_start": inter_start,
@@ -197,6 +201,17 @@ class SlotPoolResult:
         """Batch jobs completed by the end of each tick."""
         return tuple(accumulate(self.batch_done_per_tick))
 
+    @cached_property
+    def wait_s(self) -> tuple[int, ...]:
+        """Queue wait of each admitted interactive request, seconds, in arrival order.
+
+        Requests are admitted in arrival order, so request j was admitted at
+        the tick whose admission count covers j.
+        """
+        T = self.scenario.ticks
+        admitted_at = chain.from_iterable(map(repeat, range(T), self._buckets["inter_start"]))
+        return tuple(map(sub, admitted_at, self.wait_arrival_tick))
+
     @property
     def wait_arrival_tick(self) -> tuple[int, ...]:
         """Arrival tick of each admitted interactive request, matching :attr:`wait_s`."""
@@ -258,27 +273,29 @@ class SlotPoolResult:
         )
 
 
-def _wait_summary(waits: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """p50, p99 and max wait (seconds) and the number of late requests, by counting.
+def _wait_summary(wait_counts: list[int], n: int) -> tuple[int, int, int, int]:
+    """p50, p99 and max wait (seconds) and the number of late requests, from counts by wait.
 
-    Waits take few distinct values, so counting them is cheaper than sorting
-    them; the percentiles are the anchor program's (see :func:`percentile`).
+    The percentiles are the anchor program's (see :func:`percentile`): element
+    ``int(q * n)`` of the sorted waits.
     """
-    n = len(waits)
     if not n:
         return -1, -1, -1, 0
-    counts = Counter(waits)
-    values = sorted(counts)
     targets = [min(n - 1, int(q * n)) for q in (0.5, 0.99)]
-    found = []
+    found: list[int] = []
     seen = 0
-    for v in values:
-        seen += counts[v]
-        while targets and targets[0] < seen:
-            found.append(v)
-            targets.pop(0)
-    late = n - sum(counts[v] for v in values if v <= LATE_AFTER_S)
-    return found[0], found[1], values[-1], late
+    worst = 0
+    for wait, count in enumerate(wait_counts):
+        if count:
+            seen += count
+            worst = wait
+            while targets and targets[0] < seen:
+                found.append(wait)
+                targets.pop(0)
+            if seen == n:
+                break
+    late = n - sum(wait_counts[: LATE_AFTER_S + 1])
+    return found[0], found[1], worst, late
 
 
 def _count_at_most(sorted_values: list[int] | tuple[int, ...], x: int) -> int:
@@ -312,11 +329,14 @@ class PolicyTable:
             raise KeyError(key)
         return self.results[key]
 
+    @staticmethod
+    def header(scenario: Scenario) -> str:
+        """The anchor layout's first three lines: the scenario, a blank line, the column names."""
+        return "\n".join([scenario.describe(), "", _HEADER])
+
     def text(self) -> str:
         """The table in the anchor program's layout, header line included."""
-        lines = [self.scenario.describe(), "", _HEADER]
-        lines += [r.line() for r in self.results]
-        return "\n".join(lines)
+        return "\n".join([self.header(self.scenario), *(r.line() for r in self.results)])
 
     def rows(self) -> list[dict[str, Any]]:
         """One JSON row per policy (see :meth:`SlotPoolResult.row`)."""

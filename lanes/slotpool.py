@@ -69,6 +69,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     slots = scenario.slots
     cost = scenario.preempt_cost_s
     arr_service = stream.inter_service_s
+    arr_tick = stream.arrival_tick
     zero_wait_end = stream.zero_wait_end
     arrived_by = stream.arrived_by
     backlog = stream.batch_service_s
@@ -87,6 +88,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     ends = list(stream.zero_wait_ends_at) if prebook else [0] * len(stream.zero_wait_ends_at)
     batch_end = [0] * (T + 1)
     inter_start = [0] * T
+    wait_count = [0] * T  # admitted interactive requests by wait, seconds (a wait is < T)
     batch_start = [0] * T
     evicted = [0] * T
 
@@ -151,9 +153,15 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
                 if not prebook:
                     for j in range(head, head + m):
                         ends[t + arr_service[j]] += 1
-                elif head < fresh:  # pre-booked, except those that waited
-                    for j in range(head, min(head + m, fresh)):
-                        ends[t + arr_service[j]] += 1
+                        wait_count[t - arr_tick[j]] += 1
+                else:
+                    stop = head + m
+                    if head < fresh:  # pre-booked, except those that waited
+                        for j in range(head, stop if stop < fresh else fresh):
+                            ends[t + arr_service[j]] += 1
+                            wait_count[t - arr_tick[j]] += 1
+                    if stop > fresh:  # admitted on arrival
+                        wait_count[0] += stop - (head if head > fresh else fresh)
                 inter_start[t] = m
                 head += m
                 free -= m
@@ -190,6 +198,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
             m = arrived - head if arrived - head < free else free
             for j in range(head, head + m):  # fifo never pre-books
                 ends[t + arr_service[j]] += 1
+                wait_count[t - arr_tick[j]] += 1
             inter_start[t] = m
             head += m
             free -= m
@@ -204,6 +213,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
         policy=pol,
         stream=stream,
         inter_start=inter_start,
+        wait_count=wait_count,
         inter_end=list(map(sub, ends[:T], batch_end[:T])),
         batch_start=batch_start,
         batch_end=batch_end,

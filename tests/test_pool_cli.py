@@ -53,6 +53,24 @@ class TestTable:
         assert with_floor["p99"] > without["p99"]
 
 
+class TestWorkers:
+    def test_two_processes_print_what_one_prints(self):
+        one = run_cli("table", "--jobs", "1", "--hours", "1")
+        two = run_cli("table", "--jobs", "2", "--hours", "1")
+        assert one.returncode == two.returncode == 0
+        assert one.stdout == two.stdout and one.stdout.count("\n") == 10
+
+    def test_rows_in_order_for_any_number_of_policies(self):
+        from lanes import Scenario, parse_policies
+        from lanes.pool_cli import table_rows
+
+        sc = Scenario(hours=0.5)
+        for specs in ("priority", "fifo,preempt", "reserve:2,reserve:4,reserve:6,hybrid:2,preempt"):
+            pols = parse_policies(specs)
+            assert table_rows(sc, pols, jobs=2) == table_rows(sc, pols, jobs=1)
+            assert [row["policy"] for _, row in table_rows(sc, pols, jobs=2)] == specs.split(",")
+
+
 class TestErrors:
     @pytest.mark.parametrize(
         "args, needle",
@@ -67,6 +85,7 @@ class TestErrors:
             (["--inter-service", "4"], "argument --inter-service: expected 2 arguments"),
             (["--peak-rate", "fast"], "argument --peak-rate: must be a number (got 'fast')"),
             (["--victim", "oldest"], "victim must be one of youngest, most_remaining (got 'oldest')"),
+            (["--jobs", "0"], "jobs must be an integer >= 1 (got 0)"),
         ],
     )
     def test_one_line_and_status_2(self, args, needle):
