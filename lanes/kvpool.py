@@ -29,6 +29,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from . import _checks
+from .arrivals import poisson_count
 from .hardware import Hardware, Model, get_hardware, get_model
 
 RULES = ("slots", "tokens")
@@ -257,15 +258,8 @@ def parse_rule(rule: str) -> dict[str, int]:
 
 
 def _poisson(rng: random.Random, lam: float) -> int:
-    if lam <= 0:
-        return 0
-    k, p = 0, math.exp(-lam)
-    u, cum, term = rng.random(), p, p
-    while u > cum:
-        k += 1
-        term *= lam / k
-        cum += term
-    return k
+    """Arrivals in one tick; no draw is made when nothing can arrive."""
+    return poisson_count(lam, rng.random()) if lam > 0 else 0
 
 
 def simulate_kv_pool(scenario: KvScenario | None = None, rule: str = "slots:8") -> KvPoolResult:

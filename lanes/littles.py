@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import _checks
+
 __all__ = [
     "SlotBudget",
     "batch_trickle_interval_s",
@@ -29,12 +31,7 @@ __all__ = [
 
 
 def _positive(name: str, value: float, *, allow_zero: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ValueError(f"{name} must be a number (got {value!r})")
-    if value < 0 or (value == 0 and not allow_zero):
-        rule = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be {rule} (got {value!r})")
-    return float(value)
+    return _checks.number(name, value, lo=0, lo_open=not allow_zero)
 
 
 def busy_slots(rate_per_s: float, hold_s: float) -> float:

@@ -60,7 +60,7 @@ class TestTrickleAndHeadroom:
         assert batch_trickle_interval_s(120, 64) == pytest.approx(1.875)
 
     def test_trickle_rejects_zero_slots(self):
-        with pytest.raises(ValueError, match="batch_slots must be > 0"):
+        with pytest.raises(ValueError, match="batch_slots must be a number > 0"):
             batch_trickle_interval_s(120, 0)
 
     def test_diurnal_slope_of_the_anchor_curve(self):
