@@ -4,8 +4,9 @@
 #   scripts/build_book.sh          # incremental build (seconds when little changed)
 #   scripts/build_book.sh --all    # rebuild every page from scratch
 #
-# The notebooks are rendered with their committed outputs (see _config.yml,
-# execute_notebooks: "off"); `pytest --nbval notebooks/` is what re-runs them.
+# The notebooks are executed through jupyter-cache (see _config.yml): the first
+# build runs each one (about a minute in all), later builds re-run only
+# notebooks whose code changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
