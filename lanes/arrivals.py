@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import random
-from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate, chain, repeat
@@ -140,11 +139,8 @@ class ArrivalStream:
 
     @property
     def n_arrivals(self) -> int:
+        """Interactive requests that arrive in the window."""
         return len(self.arrival_tick)
-
-    def arrivals_between(self, t0: int, t1: int) -> int:
-        """Arrivals with ``t0 <= tick < t1``."""
-        return bisect_right(self.arrival_tick, t1 - 1) - bisect_right(self.arrival_tick, t0 - 1)
 
 
 def draw_stream(scenario: Scenario) -> ArrivalStream:
