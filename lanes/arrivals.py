@@ -17,7 +17,7 @@ from functools import lru_cache
 from itertools import accumulate, chain, repeat
 from operator import add
 from collections import Counter
-from typing import Callable
+from typing import Callable, Iterable
 
 from .scenario import Scenario
 
@@ -33,21 +33,19 @@ def rate_curve(scenario: Scenario) -> list[float]:
 
 def rate_per_s(scenario: Scenario, t: float) -> float:
     """The scenario's interactive arrival rate at time ``t`` seconds, in requests per second."""
-    return _raised_cosine(scenario.trough_rate, scenario.peak_rate, scenario.ticks)(t)
+    return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks, (t,))[0]
 
 
-def _rates(trough_rate: float, peak_rate: float, ticks: int) -> list[float]:
-    return list(map(_raised_cosine(trough_rate, peak_rate, ticks), range(ticks)))
-
-
-def _raised_cosine(lo: float, hi: float, ticks: int) -> Callable[[float], float]:
+def _rates(lo: float, hi: float, ticks: int, times: Iterable[float] | None = None) -> list[float]:
+    """The raised cosine at each of ``times`` (default: every tick), requests per second."""
     span, tau, cos = hi - lo, 2 * math.pi, math.cos
-    return lambda t: lo + span * (1 - cos(tau * t / ticks)) / 2
+    return [lo + span * (1 - cos(tau * t / ticks)) / 2 for t in (range(ticks) if times is None else times)]
 
 
 #: Terms summed before a Poisson draw gives up; reached only when rounding
 #: keeps the summed probability below ``u`` for good.
 _MAX_POISSON_TERMS = 10_000
+_exp = math.exp
 
 
 def poisson_count(lam: float, u: float) -> int:
@@ -56,7 +54,7 @@ def poisson_count(lam: float, u: float) -> int:
     Adds the probability mass term by term, from k = 0, until the running
     total reaches ``u``.
     """
-    term = cum = math.exp(-lam)
+    term = cum = _exp(-lam)
     if u <= cum:
         return 0
     for k in range(1, _MAX_POISSON_TERMS):
