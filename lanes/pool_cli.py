@@ -14,7 +14,7 @@ from .arrivals import draw_stream
 from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
 from .results import PolicyTable
 from .scenario import Scenario
-from .slotpool import simulate
+from .slotpool import run_table, simulate
 
 
 def int_arg(text: str) -> int:
@@ -121,14 +121,14 @@ def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 
     rest.  Runs are deterministic, so the output is the same for any ``jobs``.
     If the child fails, the parent runs its share itself.
     """
-    draw_stream(scenario)
+    if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
+        return [(r.line(), r.row()) for r in run_table(scenario, policies)]
+    draw_stream(scenario)  # before the fork, so both processes share the draws
 
     def one(policy: Policy) -> tuple[str, dict]:
         result = simulate(scenario, policy)
         return result.line(), result.row()
 
-    if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
-        return [one(p) for p in policies]
     mine, theirs = policies[0::2], policies[1::2]
     read_fd, write_fd = os.pipe()
     pid = os.fork()
