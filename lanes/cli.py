@@ -24,7 +24,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import engine_cli, pool_cli
+    from .engine import cli as engine_cli
+    from .pool import cli as pool_cli
 
     parser = _Parser(
         prog="python -m lanes",

@@ -80,7 +80,7 @@ def main() -> int:
 
     sys.path.insert(0, str(ROOT))
     from lanes import Scenario, simulate
-    from lanes.arrivals import draw_stream
+    from lanes.pool.arrivals import draw_stream
 
     cold, warm = [], []
     for i in range(args.rounds):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from lanes.policies import VICTIMS, Policy
-from lanes.scenario import Scenario
+from lanes.pool.policies import VICTIMS, Policy
+from lanes.pool.scenario import Scenario
 
 
 @st.composite

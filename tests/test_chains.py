@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from lanes import chains
+from lanes.engine import chains
 
 
 class TestLittlesLaw:

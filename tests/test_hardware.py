@@ -2,7 +2,7 @@
 
 import pytest
 
-from lanes.hardware import GB, HARDWARE, KIB, MODELS, Hardware, Model, get_hardware, get_model
+from lanes.engine.hardware import GB, HARDWARE, KIB, MODELS, Hardware, Model, get_hardware, get_model
 
 
 class TestHardware:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lanes.jobstore import (
+from lanes.lane.jobstore import (
     BatchLaneScenario,
     JobStore,
     ProviderBatchAPI,

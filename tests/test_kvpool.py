@@ -2,7 +2,8 @@
 
 import pytest
 
-from lanes import chains, kvpool
+from lanes.engine import chains
+from lanes.engine import kvpool
 
 SC = kvpool.KvScenario(seconds=1800, warmup_s=300)
 

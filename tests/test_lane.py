@@ -2,7 +2,7 @@
 
 import pytest
 
-from lanes.lane import OUTCOMES, LanePolicy, LaneScenario, TenantLoad, simulate_lane
+from lanes.lane.interactive import OUTCOMES, LanePolicy, LaneScenario, TenantLoad, simulate_lane
 
 SURGE = LaneScenario(
     tenants=(TenantLoad("a", 6.0, surge_rate_per_s=12.0, surge_start_s=60, surge_end_s=180),),

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from lanes.littles import (
+from lanes.pool.littles import (
     batch_trickle_interval_s,
     busy_slots,
     diurnal_max_slope,

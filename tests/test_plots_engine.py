@@ -6,8 +6,9 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lanes import chains, fairness, kvpool, queueing, steps  # noqa: E402
-from lanes import plots_engine as pe  # noqa: E402
+from lanes.engine import chains, fairness, kvpool, steps  # noqa: E402
+from lanes.lane import queueing  # noqa: E402
+from lanes.engine import plots as pe  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -9,11 +9,12 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lanes import plots_lane  # noqa: E402
-from lanes.batcher import simulate_batches  # noqa: E402
-from lanes.continuous import BatchingScenario, decode_step_curve, simulate_batching  # noqa: E402
-from lanes.jobstore import BatchLaneScenario, simulate_batch_lane  # noqa: E402
-from lanes.lane import LanePolicy, LaneScenario, TenantLoad, simulate_lane  # noqa: E402
+from lanes.engine import plots as engine_plots  # noqa: E402
+from lanes.lane import plots as plots_lane  # noqa: E402
+from lanes.engine.batcher import simulate_batches  # noqa: E402
+from lanes.engine.continuous import BatchingScenario, decode_step_curve, simulate_batching  # noqa: E402
+from lanes.lane.jobstore import BatchLaneScenario, simulate_batch_lane  # noqa: E402
+from lanes.lane.interactive import LanePolicy, LaneScenario, TenantLoad, simulate_lane  # noqa: E402
 
 SC = LaneScenario(tenants=(TenantLoad("a", 6.0, surge_rate_per_s=12.0, surge_start_s=20, surge_end_s=40),), duration_s=60)
 
@@ -50,25 +51,25 @@ class TestLaneFigures:
 class TestBatchingFigures:
     def test_step_cost_panels(self):
         steps = decode_step_curve([1, 16])
-        a, b = plots_lane.plot_step_cost(steps)
+        a, b = engine_plots.plot_step_cost(steps)
         assert list(b.get_lines()[0].get_ydata()) == [s.tokens_per_s for s in steps]
 
     def test_microbatch_bars(self):
         runs = {"0 ms": simulate_batches(20, max_wait_s=0.0), "200 ms": simulate_batches(20, max_wait_s=0.2)}
-        a, b = plots_lane.plot_microbatch(runs)
+        a, b = engine_plots.plot_microbatch(runs)
         assert len(a.patches) == runs["0 ms"].batches + runs["200 ms"].batches
         assert [p.get_height() for p in b.patches] == pytest.approx([1e3 * r.total_s for r in runs.values()])
 
     def test_batching_timeline(self):
         rs = [simulate_batching(BatchingScenario(requests=20), m) for m in ("static", "continuous")]
-        ax = plots_lane.plot_batching_timeline(rs)
+        ax = engine_plots.plot_batching_timeline(rs)
         assert len(ax.get_lines()) == 3
 
 
 class TestExplorers:
     def test_lane_explorer_moves(self):
         pytest.importorskip("ipywidgets")
-        from lanes import widgets_lane
+        from lanes.lane import widgets as widgets_lane
 
         e = widgets_lane.lane_explorer()
         before = e.table.value
@@ -77,9 +78,9 @@ class TestExplorers:
 
     def test_microbatch_explorer_moves(self):
         pytest.importorskip("ipywidgets")
-        from lanes import widgets_lane
+        from lanes.engine import widgets as engine_widgets
 
-        e = widgets_lane.microbatch_explorer()
+        e = engine_widgets.microbatch_explorer()
         assert "8 8 4" in e.table.value
         e.controls["max_wait_ms"].value = 0
         assert "1 1 1" in e.table.value
@@ -87,7 +88,7 @@ class TestExplorers:
 
 def test_models_import_no_heavy_modules():
     code = (
-        "import sys, lanes.lane, lanes.jobstore, lanes.continuous; "
+        "import sys, lanes.lane.interactive, lanes.lane.jobstore, lanes.engine.continuous; "
         "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'ipywidgets') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -62,7 +62,7 @@ class TestWorkers:
 
     def test_rows_in_order_for_any_number_of_policies(self):
         from lanes import Scenario, parse_policies
-        from lanes.pool_cli import table_rows
+        from lanes.pool.cli import table_rows
 
         sc = Scenario(hours=0.5)
         for specs in ("priority", "fifo,preempt", "reserve:2,reserve:4,reserve:6,hybrid:2,preempt"):

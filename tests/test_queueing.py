@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from lanes import chains, queueing
+from lanes.engine import chains, steps
+from lanes.lane import queueing
 
 
 class TestFormula:
@@ -37,8 +38,8 @@ class TestSimulation:
         assert ln.p99_response_s > 1.2 * e.p99_response_s
 
     def test_prefill_service_uses_the_step_roofline(self):
-        assert queueing.prefill_service_s(2048) == pytest.approx(0.0687, abs=0.001)
-        r = queueing.simulate_queue(0.5, service="prefill", requests=5_000, seed=0)
+        assert steps.prefill_service_s(2048) == pytest.approx(0.0687, abs=0.001)
+        r = queueing.simulate_queue(0.5, service="prefill", requests=5_000, seed=0, prefill_s=steps.prefill_service_s)
         assert 0.06 < r.mean_service_s < 0.08
 
     def test_same_seed_same_run_other_seed_differs(self):

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 
 import lanes
 from lanes import Scenario, run_table, simulate
-from lanes.arrivals import draw_stream, poisson_count
+from lanes.pool.arrivals import draw_stream, poisson_count
 
-import reference_pool
+from lanes.pool import reference as reference_pool
 from strategies import runs, scenarios
 
 #: The anchor table printed by the seed's program (000_d8ef3ce34be3f789.txt,
@@ -203,7 +203,7 @@ class TestStreamSharing:
 
 class TestFastDraws:
     def test_fast_path_is_used_here_and_agrees_with_the_fallback(self, monkeypatch):
-        from lanes import arrivals
+        from lanes.pool import arrivals
 
         assert arrivals._FAST_OK, "getrandbits path disagrees with randint on this interpreter"
         sc = Scenario(hours=0.2, backlog=50)

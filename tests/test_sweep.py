@@ -3,7 +3,7 @@
 import pytest
 
 import lanes
-from lanes.sweep import METRICS, progress_enabled, sweep, sweep_scenarios
+from lanes.pool.sweep import METRICS, progress_enabled, sweep, sweep_scenarios
 
 pd = pytest.importorskip("pandas")
 

@@ -7,7 +7,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 import lanes  # noqa: E402
-from lanes import widgets  # noqa: E402
+from lanes.pool import widgets  # noqa: E402
 
 SC = lanes.Scenario(hours=1)
 

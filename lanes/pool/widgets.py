@@ -20,7 +20,7 @@ from typing import Any
 from .littles import busy_slots, poisson_tail
 from .policies import DEFAULT_POLICIES
 from .scenario import Scenario
-from .slotpool import simulate
+from .engine import simulate
 
 __all__ = [
     "explorer_box",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _checks
+from .. import _checks
 
 __all__ = [
     "SlotBudget",

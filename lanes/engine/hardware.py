@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _checks
+from .. import _checks
 
 GB = 1e9
 """Bytes in a (decimal) gigabyte, the unit of datasheets and of the card."""

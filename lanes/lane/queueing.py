@@ -1,6 +1,6 @@
 """A single prefill queue: M/M/1 formulas and a seeded simulation to check them.
 
-The p99 TTFT chain (:func:`lanes.chains.p99_knee`) treats prefill as an M/M/1
+The p99 TTFT chain (:func:`lanes.engine.chains.p99_knee`) treats prefill as an M/M/1
 queue: Poisson arrivals, exponential service times, one server, first come
 first served.  Its response time is exponential with mean ``S / (1 - rho)``,
 so every percentile is a multiple of that mean.  This module gives the curve
@@ -11,9 +11,9 @@ so every percentile is a multiple of that mean.  This module gives the curve
 * ``service="lognormal"``: service times are lognormal with the same mean and
   shape ``sigma``, as prompt lengths often are (an M/G/1 queue);
 * ``service="prefill"``: prompt lengths are exponential in tokens and each
-  prompt's service time is its prefill step on the roofline of
-  :func:`lanes.steps.step_cost` (linear, attention and the memory floor), so the
-  queue runs on the step model's costs.
+  prompt's service time comes from a function given as ``prefill_s``, such
+  as :func:`lanes.engine.steps.prefill_service_s` (the prefill step on the
+  roofline), so the queue runs on the step model's costs without importing it.
 
 Standard library only; every run takes an explicit ``seed``.
 """
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from . import _checks
+from .. import _checks
 
 SERVICES = ("exponential", "lognormal", "prefill")
 """Service-time distributions :func:`simulate_queue` understands."""
@@ -94,22 +94,14 @@ class QueueRun:
         return asdict(self)
 
 
-def prefill_service_s(
-    prompt_tokens: int,
-    *,
-    model: str = "llama-3.1-8b",
-    hardware: str = "h100-sxm",
-    mfu: float = 0.5,
-) -> float:
-    """Duration of one prefill step of ``prompt_tokens`` on the roofline (s)."""
-    from .hardware import get_hardware, get_model
-    from .steps import step_cost
-
-    tokens = _checks.integer("prompt_tokens", prompt_tokens, lo=1)
-    return step_cost([(0, tokens)], model=get_model(model), hardware=get_hardware(hardware), mfu=mfu).duration_s
-
-
-def _service_sampler(service: str, mean_s: float, sigma: float, mean_tokens: int, rng: random.Random):
+def _service_sampler(
+    service: str,
+    mean_s: float,
+    sigma: float,
+    mean_tokens: int,
+    rng: random.Random,
+    prefill_s: Callable[[int], float] | None,
+):
     if service == "exponential":
         return lambda: rng.expovariate(1 / mean_s)
     if service == "lognormal":
@@ -120,7 +112,7 @@ def _service_sampler(service: str, mean_s: float, sigma: float, mean_tokens: int
     def prefill() -> float:
         tokens = max(1, round(rng.expovariate(1 / mean_tokens)))
         if tokens not in cache:
-            cache[tokens] = prefill_service_s(tokens)
+            cache[tokens] = prefill_s(tokens)  # type: ignore[misc]
         return cache[tokens]
 
     return prefill
@@ -136,6 +128,7 @@ def simulate_queue(
     requests: int = 20_000,
     warmup: int = 1_000,
     seed: int = 0,
+    prefill_s: Callable[[int], float] | None = None,
 ) -> QueueRun:
     """Simulate one first-come-first-served server with Poisson arrivals.
 
@@ -162,6 +155,10 @@ def simulate_queue(
         Requests simulated first and not measured.
     seed : int
         Seed of the ``random.Random`` used for arrivals and service times.
+    prefill_s : callable, optional
+        For ``"prefill"``: the service time (s) of a prompt of so many tokens,
+        for example :func:`lanes.engine.steps.prefill_service_s`.  The queue
+        itself knows nothing of the engine, so this must be given.
 
     Returns
     -------
@@ -177,12 +174,14 @@ def simulate_queue(
     n = _checks.integer("requests", requests, lo=100)
     w = _checks.integer("warmup", warmup, lo=0)
     seed = _checks.integer("seed", seed)
+    if kind == "prefill" and not callable(prefill_s):
+        raise ValueError("prefill_s must be a function of prompt tokens giving seconds when service='prefill'")
 
     rng = random.Random(seed)
-    draw = _service_sampler(kind, s, sig, mean_tokens, rng)
+    draw = _service_sampler(kind, s, sig, mean_tokens, rng, prefill_s)
     if kind == "prefill":
         pilot = random.Random(seed + 1)
-        pilot_draw = _service_sampler(kind, s, sig, mean_tokens, pilot)
+        pilot_draw = _service_sampler(kind, s, sig, mean_tokens, pilot, prefill_s)
         s = sum(pilot_draw() for _ in range(20_000)) / 20_000
     rate = r / s
 

@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from . import _checks
+from .. import _checks
 
 __all__ = [
     "ORDERS",

@@ -2,7 +2,7 @@
 
 A decode step reads every weight once, whether it serves one sequence or
 sixteen.  :func:`decode_step_curve` prices one decode step on the roofline of
-:func:`lanes.steps.step_cost` for a range of batch sizes: while the weights
+:func:`lanes.engine.steps.step_cost` for a range of batch sizes: while the weights
 dominate the bytes read, the step time hardly moves and tokens per second grow
 almost in proportion to the batch.
 
@@ -18,7 +18,7 @@ lengths through ``slots`` decode slots in one of two modes:
 Each step lasts the roofline time of the sequences decoding in it (context =
 prompt plus tokens generated so far).  Prefill is left out on purpose: it is
 the same in both modes and the chain chapters treat it.  Standard library only
-apart from :mod:`lanes.steps` and :mod:`lanes.hardware`.
+apart from :mod:`lanes.engine.steps` and :mod:`lanes.engine.hardware`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from . import _checks
+from .. import _checks
 from .hardware import Hardware, Model, get_hardware, get_model
 from .steps import step_cost
 
@@ -95,7 +95,7 @@ def decode_step_curve(
     context_tokens : int
         Tokens already in each sequence's KV cache (>= 0).
     model, hardware : str or catalog entry
-        From :mod:`lanes.hardware`.
+        From :mod:`lanes.engine.hardware`.
     mfu : float
         Model FLOPs utilisation in (0, 1].
 
@@ -138,7 +138,7 @@ class BatchingScenario:
     prompt_tokens : int
         Prompt length of every request (tokens, its KV context at the first step).
     model, hardware : str
-        Catalog names (see :mod:`lanes.hardware`).
+        Catalog names (see :mod:`lanes.engine.hardware`).
     mfu : float
         Model FLOPs utilisation in (0, 1].
     seed : int

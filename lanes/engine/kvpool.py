@@ -1,6 +1,6 @@
 """A pool measured in KV-cache blocks instead of sequence slots, and what an eviction costs.
 
-The slot pool of :mod:`lanes.slotpool` counts sequences: every request holds
+The slot pool of :mod:`lanes.pool.engine` counts sequences: every request holds
 one slot.  A real engine runs out of KV-cache memory first, and a long-context
 batch sequence holds as much KV as dozens of chats.  This module models that:
 
@@ -28,8 +28,8 @@ import math
 import random
 from dataclasses import dataclass, field, replace
 
-from . import _checks
-from .arrivals import poisson_count
+from .. import _checks
+from ..pool.arrivals import poisson_count
 from .hardware import Hardware, Model, get_hardware, get_model
 
 RULES = ("slots", "tokens")
@@ -439,7 +439,7 @@ def preemption_costs(
     -------
     PreemptionCost
         Swap moves ``2 x context x KV bytes/token`` (out and back); recompute is
-        one prefill of the context on the roofline of :func:`lanes.steps.step_cost`.
+        one prefill of the context on the roofline of :func:`lanes.engine.steps.step_cost`.
     """
     from .steps import step_cost
 

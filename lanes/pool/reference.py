@@ -1,9 +1,9 @@
-"""A deliberately plain slot-pool model, used only as a test oracle.
+"""A deliberately plain slot-pool model, the oracle the fast engine is checked against.
 
 It follows the course's semantics literally: a list of running jobs that is
 decremented every tick, queues as deques, victims sorted each time.  It is
 slow (it touches every slot every tick) and shares no code with the fast
-engine in ``lanes.slotpool`` except the scenario and policy dataclasses, so
+engine in ``lanes.pool.engine`` except the scenario and policy dataclasses, so
 agreement between the two on random scenarios is evidence for both.
 """
 
@@ -14,8 +14,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from lanes.policies import Policy
-from lanes.scenario import Scenario
+from lanes.pool.policies import Policy
+from lanes.pool.scenario import Scenario
 
 
 @dataclass

@@ -8,7 +8,7 @@ first, then batch while the policy's headroom allows); busy slots are counted.
 
 The engine is event-driven: a job's completion tick is known when it starts,
 so completions are counted in per-tick buckets instead of touching every
-running job every tick.  The random draws live in :mod:`lanes.arrivals` and
+running job every tick.  The random draws live in :mod:`lanes.pool.arrivals` and
 are shared by every policy run on the same scenario.
 """
 
@@ -36,7 +36,7 @@ def simulate(
     scenario : Scenario, optional
         The workload and pool; the anchor scenario when omitted.
     policy : str or Policy
-        A spec such as ``"reserve:8"`` (see :mod:`lanes.policies`) or a Policy.
+        A spec such as ``"reserve:8"`` (see :mod:`lanes.pool.policies`) or a Policy.
     stream : ArrivalStream, optional
         Pre-drawn randomness for ``scenario`` (drawn here when omitted).
     **extensions

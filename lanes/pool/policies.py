@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import _checks
+from .. import _checks
 
 #: The anchor table's rows, in its order.
 DEFAULT_POLICIES: tuple[str, ...] = (

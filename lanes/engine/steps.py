@@ -23,7 +23,7 @@ arrival when it has nothing to do.  Optionally a number of *background*
 decoders are already running when the run starts and keep decoding until the
 last request finishes (the card's "64 decoders").
 
-The head-of-line and 100K-prompt chains in :mod:`lanes.chains` are computed with
+The head-of-line and 100K-prompt chains in :mod:`lanes.engine.chains` are computed with
 :func:`simulate`; nothing there is re-derived by hand.
 """
 
@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Union
 
-from . import _checks
+from .. import _checks
 from .hardware import Hardware, Model, get_hardware, get_model
 
 # ---------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def step_cost(
         the tokens it processes now (1 for a decoder, the chunk length for a
         prompt chunk).
     model, hardware : Model, Hardware
-        Catalog entries (see :mod:`lanes.hardware`).
+        Catalog entries (see :mod:`lanes.engine.hardware`).
     mfu : float
         Model FLOPs utilisation in (0, 1].
 
@@ -282,7 +282,7 @@ def simulate(
     order : {"fcfs", "by-length"}
         Which waiting prompt gets the budget first.
     model, hardware : str or catalog entry
-        Names from :mod:`lanes.hardware` or the entries themselves.
+        Names from :mod:`lanes.engine.hardware` or the entries themselves.
     mfu : float
         Model FLOPs utilisation in (0, 1].
     decoders : int
@@ -389,3 +389,15 @@ def simulate(
 
 simulate_steps = simulate
 """Package-level name for :func:`simulate` (``lanes.simulate`` is the slot-pool simulator)."""
+
+
+def prefill_service_s(
+    prompt_tokens: int,
+    *,
+    model: str = "llama-3.1-8b",
+    hardware: str = "h100-sxm",
+    mfu: float = 0.5,
+) -> float:
+    """Duration of one prefill step of ``prompt_tokens`` on the roofline (s)."""
+    tokens = _checks.integer("prompt_tokens", prompt_tokens, lo=1)
+    return step_cost([(0, tokens)], model=get_model(model), hardware=get_hardware(hardware), mfu=mfu).duration_s

@@ -6,8 +6,8 @@ in the field names).  ``to_dict()`` gives the unrounded numbers, which is what
 ``python -m lanes chains --json`` prints.
 
 The head-of-line (:func:`hol_blocking`) and 100K-prompt (:func:`long_prompt`)
-chains run the step simulator in :mod:`lanes.steps`; the others are the card's
-closed forms on the catalog in :mod:`lanes.hardware`.
+chains run the step simulator in :mod:`lanes.engine.steps`; the others are the card's
+closed forms on the catalog in :mod:`lanes.engine.hardware`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from . import _checks
+from .. import _checks
 from .hardware import Hardware, Model, get_hardware, get_model
 from .steps import Request, simulate, step_cost
 
@@ -536,7 +536,7 @@ def tenant_cost(
     TenantCost
         A = 500, B = 11,000, 22x per request; round-robin by request gives B
         22/23 = 96% of the weighted tokens; the token-fair scheduler of
-        :mod:`lanes.fairness` gives B about half.
+        :mod:`lanes.engine.fairness` gives B about half.
     """
     from .fairness import Tenant, schedule
 

@@ -1,4 +1,4 @@
-"""Matplotlib figures for the chapters on the inside of a lane and on batching.
+"""Matplotlib figures for the chapter on the inside of a lane.
 
 Every function draws on an ``ax`` (a new figure when omitted) and returns what
 it drew on, so a notebook can combine panels.  matplotlib is imported here,
@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .batcher import BatchRun
-from .continuous import BatchingResult, DecodeStep
 from .jobstore import BatchLaneResult
-from .lane import OUTCOMES, LaneResult
+from .interactive import OUTCOMES, LaneResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -21,12 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "OUTCOME_COLORS",
     "plot_batch_lane",
-    "plot_batching_timeline",
     "plot_latency_over_time",
-    "plot_microbatch",
     "plot_outcomes",
     "plot_queue_length",
-    "plot_step_cost",
 ]
 
 #: One colour per request outcome, everywhere.
@@ -138,60 +133,4 @@ def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None
     ax.set_xlabel("hours since submission")
     ax.set_ylabel("items finished")
     ax.legend(fontsize=8, loc="upper left")
-    return ax
-
-
-def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
-    """Two panels against batch size: decode step time (ms) and tokens per second."""
-    if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
-    a, b = axes
-    xs = [s.batch for s in steps]
-    a.plot(xs, [1e3 * s.step_s for s in steps], marker="o", label="step time")
-    a.plot(xs, [1e3 * s.compute_s for s in steps], ls=":", label="compute alone")
-    a.set_xscale("log", base=2)
-    a.set_ylim(bottom=0)
-    a.set_xlabel("sequences in the step")
-    a.set_ylabel("decode step (ms)")
-    a.legend(fontsize=8)
-    b.plot(xs, [s.tokens_per_s for s in steps], marker="o", color="#2b6a24")
-    b.set_xscale("log", base=2)
-    b.set_yscale("log")
-    b.set_xlabel("sequences in the step")
-    b.set_ylabel("output tokens per second")
-    return [a, b]
-
-
-def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
-    """Batch sizes in order (left) and total time (right) for labelled micro-batcher runs."""
-    if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained", gridspec_kw={"width_ratios": [2, 1]})
-    a, b = axes
-    n = len(runs)
-    width = 0.8 / n
-    for i, (label, r) in enumerate(runs.items()):
-        a.bar([k + i * width for k in range(r.batches)], r.batch_sizes, width=width, label=label)
-    a.set_xlabel("batch number (in order)")
-    a.set_ylabel("requests in the batch")
-    a.legend(fontsize=8)
-    labels = list(runs)
-    b.bar(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
-    b.set_ylabel("total time (ms)")
-    return [a, b]
-
-
-def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" = None) -> "Axes":
-    """Sequences decoding at each step over time, one line per mode; slots dashed."""
-    ax = _axes(ax)
-    for r in results:
-        ax.step(r.step_start_s, r.step_active, where="post", lw=1.2, label=f"{r.mode}")
-    ax.axhline(results[0].slots, color="black", ls="--", lw=1, label=f"{results[0].slots} slots")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("sequences decoding")
-    ax.set_ylim(0, results[0].slots * 1.15)
-    ax.legend(fontsize=8, loc="lower left")
     return ax

@@ -14,7 +14,7 @@ from .arrivals import draw_stream
 from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
 from .results import PolicyTable
 from .scenario import Scenario
-from .slotpool import run_table, simulate
+from .engine import run_table, simulate
 
 
 def int_arg(text: str) -> int:

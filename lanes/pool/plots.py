@@ -203,7 +203,7 @@ def plot_tradeoff(
     Parameters
     ----------
     frame : pandas.DataFrame
-        A sweep table (see :func:`lanes.sweep.sweep`).
+        A sweep table (see :func:`lanes.pool.sweep.sweep`).
     x, y : str
         Columns for the axes.
     group : str, optional

@@ -2,14 +2,14 @@
 
 A :class:`Scenario` holds every constant of the course's anchor program
 (``lanes.py`` in the first seed).  Its defaults reproduce that program's table.
-The scheduling rule itself lives in :mod:`lanes.policies`.
+The scheduling rule itself lives in :mod:`lanes.pool.policies`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import _checks
+from .. import _checks
 
 #: Largest arrival rate accepted, in requests per second.  The Poisson draw
 #: starts from exp(-rate), which underflows to zero near 745/s.

@@ -40,7 +40,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from . import _checks
+from .. import _checks
 
 __all__ = [
     "BatchLaneResult",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from . import _checks
+from .. import _checks
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Run many scenario x policy combinations and collect one tidy table.
 
->>> from lanes.sweep import sweep
+>>> from lanes.pool.sweep import sweep
 >>> df = sweep(["reserve:0", "reserve:16"])          # doctest: +SKIP
 >>> df[["policy", "p99_s", "batch_done"]]            # doctest: +SKIP
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .policies import Policy, parse_policy
 from .scenario import Scenario
-from .slotpool import simulate
+from .engine import simulate
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas

@@ -1,8 +1,8 @@
 """Matplotlib figures for the engine chapters (the eight chains and where the model breaks).
 
 Every function draws on an ``ax`` (a new figure when omitted) and returns the
-Axes.  The numbers come from :mod:`lanes.chains`, :mod:`lanes.steps`,
-:mod:`lanes.queueing` and :mod:`lanes.kvpool`; nothing is computed here that a
+Axes.  The numbers come from :mod:`lanes.engine.chains`, :mod:`lanes.engine.steps`,
+:mod:`lanes.lane.queueing` and :mod:`lanes.engine.kvpool`; nothing is computed here that a
 model does not already compute.  matplotlib is imported here, never by
 ``import lanes``.
 """
@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .batcher import BatchRun
 from .chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
+from .continuous import BatchingResult, DecodeStep
 from .kvpool import KvPoolResult
-from .plots import COLORS
-from .queueing import QueueRun, mm1_response_quantile_s
+from ..pool.plots import COLORS
+from ..lane.queueing import QueueRun, mm1_response_quantile_s
 from .steps import StepResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .fairness import FairnessResult
 
 __all__ = [
+    "plot_batching_timeline",
+    "plot_microbatch",
+    "plot_step_cost",
     "plot_goodput_cliff",
     "plot_itl",
     "plot_kv_ceiling",
@@ -58,8 +63,8 @@ def plot_kv_ceiling(
 ) -> "Axes":
     """KV in flight against arrival rate if W stayed fixed, with the pool and the naive ceiling.
 
-    Each point is :func:`lanes.chains.littles_law` then
-    :func:`lanes.chains.kv_in_flight` at one rate.
+    Each point is :func:`lanes.engine.chains.littles_law` then
+    :func:`lanes.engine.chains.kv_in_flight` at one rate.
     """
     ax = _axes(ax)
     kv_gb = []
@@ -88,7 +93,7 @@ def plot_goodput_cliff(
 ) -> "Axes":
     """TPOT (left axis) and throughput and goodput (right axis) against batch size.
 
-    Each batch size is one call of :func:`lanes.chains.goodput`; the dashed
+    Each batch size is one call of :func:`lanes.engine.chains.goodput`; the dashed
     line is the TPOT target.  Returns the left Axes (the right one is
     ``ax.right``).
     """
@@ -238,7 +243,7 @@ def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = 
 
 def plot_kv_pool(result: KvPoolResult, ax: "Axes | None" = None, *, bin_s: int = 30) -> "Axes":
     """KV blocks held by chats and by batch sequences over the run, against the pool size."""
-    from .plots import binned
+    from ..pool.plots import binned
 
     ax = _axes(ax)
     chat = binned(result.chat_blocks, bin_s)
@@ -274,4 +279,60 @@ def plot_littles_check(points: Sequence[Mapping[str, Any]], ax: "Axes | None" = 
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
     ax.legend(fontsize=8, loc="upper left")
+    return ax
+
+
+def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
+    """Two panels against batch size: decode step time (ms) and tokens per second."""
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
+    a, b = axes
+    xs = [s.batch for s in steps]
+    a.plot(xs, [1e3 * s.step_s for s in steps], marker="o", label="step time")
+    a.plot(xs, [1e3 * s.compute_s for s in steps], ls=":", label="compute alone")
+    a.set_xscale("log", base=2)
+    a.set_ylim(bottom=0)
+    a.set_xlabel("sequences in the step")
+    a.set_ylabel("decode step (ms)")
+    a.legend(fontsize=8)
+    b.plot(xs, [s.tokens_per_s for s in steps], marker="o", color="#2b6a24")
+    b.set_xscale("log", base=2)
+    b.set_yscale("log")
+    b.set_xlabel("sequences in the step")
+    b.set_ylabel("output tokens per second")
+    return [a, b]
+
+
+def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
+    """Batch sizes in order (left) and total time (right) for labelled micro-batcher runs."""
+    if axes is None:
+        import matplotlib.pyplot as plt
+
+        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained", gridspec_kw={"width_ratios": [2, 1]})
+    a, b = axes
+    n = len(runs)
+    width = 0.8 / n
+    for i, (label, r) in enumerate(runs.items()):
+        a.bar([k + i * width for k in range(r.batches)], r.batch_sizes, width=width, label=label)
+    a.set_xlabel("batch number (in order)")
+    a.set_ylabel("requests in the batch")
+    a.legend(fontsize=8)
+    labels = list(runs)
+    b.bar(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
+    b.set_ylabel("total time (ms)")
+    return [a, b]
+
+
+def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" = None) -> "Axes":
+    """Sequences decoding at each step over time, one line per mode; slots dashed."""
+    ax = _axes(ax, (8, 3.2))
+    for r in results:
+        ax.step(r.step_start_s, r.step_active, where="post", lw=1.2, label=f"{r.mode}")
+    ax.axhline(results[0].slots, color="black", ls="--", lw=1, label=f"{results[0].slots} slots")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("sequences decoding")
+    ax.set_ylim(0, results[0].slots * 1.15)
+    ax.legend(fontsize=8, loc="lower left")
     return ax

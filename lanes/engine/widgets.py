@@ -1,6 +1,6 @@
 """ipywidgets explorers for the engine chapters: one per chain, two for where the model breaks.
 
-Every explorer is assembled by :func:`lanes.widgets.explorer_box`: controls
+Every explorer is assembled by :func:`lanes.pool.widgets.explorer_box`: controls
 above a figure and a small table, re-rendered when a control is released.
 Tests (and readers without a live kernel) can set
 ``explorer.controls[name].value`` and read ``explorer.table.value``.
@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import chains
-from .widgets import dropdown, figure_axes, slider, explorer_box
+from .batcher import simulate_batches
+from ..pool.widgets import dropdown, figure_axes, slider, explorer_box
 
 __all__ = [
+    "microbatch_explorer",
     "goodput_explorer",
     "hol_explorer",
     "kv_headroom_explorer",
@@ -37,7 +39,7 @@ def _float_slider(description: str, value: float, lo: float, hi: float, step: fl
 
 def littles_chain_explorer() -> Any:
     """Chains 1 and 2: rate, TTFT, output length and TPOT to requests in flight, KV and the naive ceiling."""
-    from .plots_engine import plot_kv_ceiling
+    from .plots import plot_kv_ceiling
 
     controls = {
         "rate": _float_slider("requests/s", 10.0, 1.0, 40.0, 1.0),
@@ -68,7 +70,7 @@ def littles_chain_explorer() -> Any:
 def goodput_explorer() -> Any:
     """Chain 3: context length, TPOT target and accelerator to the goodput cliff."""
     from .hardware import HARDWARE
-    from .plots_engine import plot_goodput_cliff
+    from .plots import plot_goodput_cliff
 
     controls = {
         "context_tokens": slider("context (tokens)", 2048, 512, 16384, 512),
@@ -95,7 +97,7 @@ def goodput_explorer() -> Any:
 
 def swap_explorer() -> Any:
     """Chain 4: context, link bandwidth and MFU to swap against recompute."""
-    from .plots_engine import plot_swap_break_even
+    from .plots import plot_swap_break_even
 
     controls = {
         "context_tokens": slider("context (tokens)", 4096, 512, 32768, 512),
@@ -121,7 +123,7 @@ def swap_explorer() -> Any:
 
 def hol_explorer() -> Any:
     """Chain 5: a long prompt ahead of short ones, FCFS against by-length, on the step simulator."""
-    from .plots_engine import plot_step_timeline
+    from .plots import plot_step_timeline
     from .steps import Request, simulate
 
     controls = {
@@ -150,7 +152,7 @@ def hol_explorer() -> Any:
 
 def knee_explorer() -> Any:
     """Chain 6: mean prefill time, target and percentile to the utilisation knee (M/M/1)."""
-    from .plots_engine import plot_p99_knee
+    from .plots import plot_p99_knee
 
     controls = {
         "service_ms": _float_slider("mean prefill S (ms)", 66.5, 10.0, 200.0, 0.5),
@@ -177,7 +179,7 @@ def knee_explorer() -> Any:
 
 def long_prompt_explorer() -> Any:
     """Chain 7: prompt length, decoders and budget to chunks and the decoders' inter-token latency."""
-    from .plots_engine import plot_itl
+    from .plots import plot_itl
     from .steps import Request, simulate
 
     controls = {
@@ -208,7 +210,7 @@ def long_prompt_explorer() -> Any:
 def tenant_explorer() -> Any:
     """Chain 8: tenant B's request shape and the output weight to costs and shares."""
     from .fairness import Tenant, schedule
-    from .plots_engine import plot_tenant_shares
+    from .plots import plot_tenant_shares
 
     controls = {
         "b_input_tokens": slider("B input tokens", 8000, 200, 32000, 200),
@@ -241,7 +243,7 @@ BATCH_CONTEXTS: dict[str, int] = {"2K (like a chat)": 2_000, "8K": 8_000, "32K":
 def kv_headroom_explorer(scenario: Any = None) -> Any:
     """Where it breaks: headroom counted in sequence slots, in KV tokens, or both."""
     from .kvpool import KvScenario, simulate_kv_pool
-    from .plots_engine import plot_kv_pool
+    from .plots import plot_kv_pool
 
     sc = KvScenario() if scenario is None else scenario
     controls = {
@@ -270,8 +272,8 @@ def kv_headroom_explorer(scenario: Any = None) -> Any:
 def preemption_cost_explorer(scenario: Any = None) -> Any:
     """Where it breaks: what one eviction costs three ways, fed to the slot pool's preempting policy."""
     from .kvpool import preemption_costs
-    from .scenario import Scenario
-    from .slotpool import simulate
+    from ..pool.scenario import Scenario
+    from ..pool.engine import simulate
 
     sc = Scenario(hours=2) if scenario is None else scenario
     controls = {
@@ -293,3 +295,31 @@ def preemption_cost_explorer(scenario: Any = None) -> Any:
         return fig, rows
 
     return explorer_box(controls, render, "What an eviction costs: change the context, the copies, the checkpoints")
+
+
+def microbatch_explorer(requests: int = 20, model_call_s: float = 0.05) -> Any:
+    """Micro-batcher on the virtual clock: move ``max_wait_s``, ``max_batch`` and the arrival spacing."""
+    import ipywidgets as w
+
+    from .plots import plot_microbatch
+
+    style = {"description_width": "initial"}
+    controls = {
+        "max_wait_ms": w.IntSlider(value=20, min=0, max=300, step=10, description="max_wait (ms)", continuous_update=False, style=style),
+        "max_batch": w.IntSlider(value=8, min=1, max=20, description="max_batch", continuous_update=False, style=style),
+        "gap_ms": w.IntSlider(value=0, min=0, max=50, step=5, description="gap between arrivals (ms)", continuous_update=False, style=style),
+    }
+
+    def render(max_wait_ms: int, max_batch: int, gap_ms: int) -> tuple[Any, dict[str, Any]]:
+        arrivals = [k * gap_ms / 1000 for k in range(requests)]
+        r = simulate_batches(arrivals, max_batch=max_batch, max_wait_s=max_wait_ms / 1000, model_call_s=model_call_s)
+        fig, axes = figure_axes(2, (9, 3.2))
+        plot_microbatch({f"max_wait {max_wait_ms} ms": r}, axes)
+        return fig, {
+            "batches": r.batches,
+            "batch sizes": " ".join(map(str, r.batch_sizes)),
+            "total time (ms)": f"{1e3 * r.total_s:.0f}",
+            "mean latency (ms)": f"{1e3 * r.mean_latency_s:.0f}",
+        }
+
+    return explorer_box(controls, render, f"Micro-batcher, {requests} requests, {1e3 * model_call_s:g} ms per call")

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _checks
+from .. import _checks
 
 
 class QueueFullError(asyncio.QueueFull):

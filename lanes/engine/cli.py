@@ -2,7 +2,7 @@
 
 ``python -m lanes chains [--json]`` prints every chain with the card's inputs.
 ``python -m lanes prefill --budget 8192 --order fcfs --prompts 32768 500 500 [--json]``
-runs :func:`lanes.steps.simulate` for prompts that all arrive at t = 0, in the
+runs :func:`lanes.engine.steps.simulate` for prompts that all arrive at t = 0, in the
 order given.  Only the standard library is imported here.
 """
 

@@ -1,0 +1,15 @@
+"""The engine under the slots: hardware, step costs, chains, batching, KV pool, fairness.
+
+May use :mod:`lanes.pool` and :mod:`lanes.lane`; neither of them imports it.
+
+Modules
+-------
+hardware     GPU and model catalogue (datasheet figures)
+steps        roofline cost of one engine step and a step-level prefill simulator
+chains       the eight scheduling chains, each a small calculation
+batcher      a micro-batcher on a virtual clock
+continuous   static against continuous batching
+kvpool       a pool counted in KV blocks, and preemption costs
+fairness     token-weighted tenant fairness
+plots, widgets, cli   figures, explorers and the ``chains``/``prefill`` subcommands
+"""

@@ -1,0 +1,17 @@
+"""The slot pool: scenario, policies, arrivals, the fast engine, results, calculators.
+
+This part knows nothing of the lane or the engine: it models a fixed number
+of identical slots shared by interactive requests and a batch backlog.
+
+Modules
+-------
+scenario   the frozen :class:`~lanes.pool.scenario.Scenario` (units in field names)
+policies   the seven policies and their extensions, keyed by CLI spec
+arrivals   the seeded arrival stream shared by every policy of a table
+engine     the fast event-driven simulator behind :func:`lanes.simulate`
+reference  the plain per-tick simulator the fast one is checked against
+results    result objects, metrics and tables
+littles    Little's law and Poisson-burst calculators
+sweep      parameter sweeps over scenarios and policies
+plots, widgets, cli   figures, explorers and the ``table`` subcommand
+"""
