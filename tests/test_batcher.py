@@ -1,4 +1,4 @@
-"""Micro-batcher: the 002 example, the max_wait trade-off, backpressure, validation."""
+"""Micro-batcher: twenty requests in batches of 8, the batch window, the max_wait trade-off, backpressure, validation."""
 
 import asyncio
 
@@ -42,6 +42,30 @@ class TestVirtualClock:
         assert r.completed + r.rejected == 200
         assert r.rejected > 0
         assert max(r.batch_sizes) <= 4
+
+
+class TestWindowRules:
+    """The batch window: closes when full or when max_wait after it opened is up."""
+
+    def test_a_full_window_closes_at_once_not_at_max_wait(self):
+        r = simulate_batches([0.0, 0.001, 0.002], max_batch=3, max_wait_s=1.0, model_call_s=0.05)
+        assert r.batch_sizes == (3,)
+        assert r.total_s == pytest.approx(0.002 + 0.05)
+
+    def test_an_arrival_exactly_at_the_close_misses_the_window(self):
+        r = simulate_batches([0.0, 0.02], max_batch=8, max_wait_s=0.02, model_call_s=0.05)
+        assert r.batch_sizes == (1, 1)
+
+    def test_the_window_counts_from_when_it_opened_not_from_the_first_arrival(self):
+        # the second request arrives during the first call; its window opens when the call ends
+        r = simulate_batches([0.0, 0.03, 0.06], max_batch=8, max_wait_s=0.02, model_call_s=0.05)
+        assert r.batch_sizes == (1, 2)
+        assert r.total_s == pytest.approx(0.02 + 0.05 + 0.02 + 0.05)
+
+    def test_a_burst_during_an_open_window_still_meets_the_queue_bound(self):
+        r = simulate_batches([0.0] + [0.01] * 10, max_batch=8, max_wait_s=0.02, max_queue=3)
+        assert r.rejected == 7
+        assert r.batch_sizes == (4,)
 
 
 class TestAsyncio:

@@ -1,25 +1,33 @@
 """A micro-batcher with a bounded queue, in asyncio and on a virtual clock.
 
-The rule: take the first waiting request, then keep collecting until the batch
-holds ``max_batch`` requests or ``max_wait_s`` has passed since the first one
-was taken; run the batch as one model call lasting ``model_call_s`` whatever
-its size (a decode step reads the weights once for the whole batch); repeat.
-``max_wait_s`` is the latency you are willing to add to fill a batch.
+Both versions are built around one object, the **batch window**.  A window
+opens when the batcher is idle and a request is waiting; it closes at the first
+of two instants:
 
-A queue without a limit hides overload until latency explodes, so the queue may
-be bounded: above ``max_queue`` waiting requests a new one is rejected at once
-with :class:`QueueFullError` (backpressure), which the caller can turn into a
-429 or a retry.
+* the moment it holds ``max_batch`` requests (full), or
+* ``max_wait_s`` after it opened (the wait was spent).
 
-:class:`MicroBatcher` runs the rule with real ``asyncio`` timers;
-:func:`simulate_batches` applies the same rule on a virtual clock, so notebook
-output does not depend on the machine's timing.  For 20 requests arriving
-together and ``max_batch=8`` both give batches of ``[8, 8, 4]``.
+A closed window becomes one model call lasting ``model_call_s`` whatever its
+size (a decode step reads the weights once for the whole batch).  When the call
+returns, the next window opens if anything is waiting.  ``max_wait_s`` is the
+latency the batcher may add to fill a batch; with 0 every window closes as it
+opens, so every request goes alone.
+
+The queue in front may be bounded: a request that finds ``max_queue`` others
+waiting is refused at once with :class:`QueueFullError` (backpressure), which a
+server turns into a 429 or a retry hint.
+
+:class:`MicroBatcher` runs windows against real ``asyncio`` timers;
+:func:`simulate_batches` runs the same windows as a discrete-event simulation
+on a virtual clock (a heap of arrival, close and call-done events), so
+notebook output never depends on the machine's timing.  Twenty requests that
+arrive together with ``max_batch=8`` give batches of ``[8, 8, 4]`` in both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -80,6 +88,29 @@ class BatchRun:
         }
 
 
+class _Window:
+    """One batch being collected: its members and the instant it must close.
+
+    ``opened_s`` is when the first member was taken; the window stays open to
+    new members while it is not full and the clock is before ``close_at_s``.
+    """
+
+    __slots__ = ("members", "capacity", "close_at_s")
+
+    def __init__(self, opened_s: float, capacity: int, max_wait_s: float) -> None:
+        self.members: list = []
+        self.capacity = capacity
+        self.close_at_s = opened_s + max_wait_s
+
+    @property
+    def full(self) -> bool:
+        return len(self.members) >= self.capacity
+
+    def admits(self, now_s: float) -> bool:
+        """Whether a request available at ``now_s`` may still join."""
+        return not self.full and now_s < self.close_at_s
+
+
 class MicroBatcher:
     """Collect requests into batches and run each batch as one (simulated) model call.
 
@@ -119,6 +150,7 @@ class MicroBatcher:
         self.queue: asyncio.Queue = asyncio.Queue(maxsize=self.max_queue or 0)
         self.batch_sizes: list[int] = []
         self.rejected = 0
+        self._bell = asyncio.Event()  # rung by every accepted submission
 
     async def submit(self, item: Any) -> Any:
         """Queue ``item`` and wait for its result; raise :class:`QueueFullError` if the queue is full."""
@@ -130,25 +162,32 @@ class MicroBatcher:
             raise QueueFullError(
                 f"queue is full: {self.queue.qsize()} requests waiting (max_queue={self.max_queue}); retry later"
             ) from None
+        self._bell.set()
         return await future
 
-    async def _collect(self) -> list[tuple[Any, asyncio.Future]]:
-        batch = [await self.queue.get()]
-        deadline = time.monotonic() + self.max_wait_s
-        while len(batch) < self.max_batch:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
+    async def _fill(self, window: _Window) -> _Window:
+        """Take waiting requests into ``window`` until it is full or its time is up."""
+        while True:
+            now = time.monotonic()
+            if not window.admits(now):
+                return window
+            if not self.queue.empty():
+                window.members.append(self.queue.get_nowait())
+                continue
+            # Nothing waiting: sleep until a submission rings the bell or the window expires.
+            self._bell.clear()
             try:
-                batch.append(await asyncio.wait_for(self.queue.get(), remaining))
+                await asyncio.wait_for(self._bell.wait(), window.close_at_s - now)
             except asyncio.TimeoutError:
-                break
-        return batch
+                return window
 
     async def run(self) -> None:
         """Serve batches forever (cancel the task to stop)."""
         while True:
-            batch = await self._collect()
+            first = await self.queue.get()  # idle until something arrives
+            window = _Window(time.monotonic(), self.max_batch, self.max_wait_s)
+            window.members.append(first)
+            batch = (await self._fill(window)).members
             self.batch_sizes.append(len(batch))
             await asyncio.sleep(self.model_call_s)
             results = self.handler([item for item, _ in batch])
@@ -238,44 +277,63 @@ def simulate_batches(
     else:
         times = sorted(_checks.number("arrival time", a, lo=0) for a in arrivals)
 
-    queue: deque[float] = deque()
-    nxt, rejected, t = 0, 0, 0.0
+    # The state machine: the batcher is idle, collecting (a window is open) or
+    # busy (a model call runs).  Arrivals always pass the queue's bound first;
+    # a SERVE event then moves waiting requests into a window.  At equal times
+    # a window's close comes first (a request arriving exactly at the close
+    # misses it), then arrivals, then the end of a call, and SERVE last, so
+    # everything arriving at one instant is queued (or refused) before a
+    # window takes from the queue.  The sequence number keeps the heap stable.
+    CLOSE, ARRIVE, DONE, SERVE = 0, 1, 2, 3
+    events: list[tuple[float, int, int]] = [(a, ARRIVE, i) for i, a in enumerate(times)]
+    heapq.heapify(events)
+    seq = len(times)
+    waiting: deque[float] = deque()  # arrival times of accepted requests not yet in a window
+    window: _Window | None = None
+    in_call: list[float] | None = None  # members of the running model call
     sizes: list[int] = []
     latencies: list[float] = []
+    rejected = 0
+    finished_at = 0.0
 
-    def admit(until: float) -> None:
-        nonlocal nxt, rejected
-        while nxt < len(times) and times[nxt] <= until:
-            if mq is not None and len(queue) >= mq:
+    def schedule(at: float, kind: int) -> None:
+        nonlocal seq
+        heapq.heappush(events, (at, kind, seq))
+        seq += 1
+
+    while events:
+        now, kind, i = heapq.heappop(events)
+        if kind == ARRIVE:
+            if mq is not None and len(waiting) >= mq:
                 rejected += 1
             else:
-                queue.append(times[nxt])
-            nxt += 1
-
-    while True:
-        admit(t)
-        if not queue:
-            if nxt == len(times):
-                break
-            t = times[nxt]  # idle until the next arrival
+                waiting.append(times[i])
+                schedule(now, SERVE)
             continue
-        batch = [queue.popleft()]
-        deadline = t + mw
-        while len(batch) < mb and t < deadline:
-            if queue:
-                batch.append(queue.popleft())
-            elif nxt < len(times) and times[nxt] < deadline:
-                t = times[nxt]
-                admit(t)
-            else:
-                t = deadline
-        sizes.append(len(batch))
-        t += mc
-        latencies += [t - a for a in batch]
+        if kind == DONE:
+            assert in_call is not None
+            latencies += [now - a for a in in_call]
+            finished_at, in_call = now, None
+            schedule(now, SERVE)
+            continue
+        if in_call is not None:
+            continue  # busy: whatever waits stays queued until the call ends
+        if kind == SERVE and window is None and waiting:
+            window = _Window(now, mb, mw)
+            window.members.append(waiting.popleft())
+            schedule(window.close_at_s, CLOSE)
+        if window is None:
+            continue
+        while waiting and window.admits(now):
+            window.members.append(waiting.popleft())
+        if not window.admits(now):  # full, or its time is up: run it
+            sizes.append(len(window.members))
+            in_call, window = window.members, None
+            schedule(now + mc, DONE)
 
     return BatchRun(
         batch_sizes=tuple(sizes),
-        total_s=t,
+        total_s=finished_at,
         completed=len(latencies),
         rejected=rejected,
         mean_latency_s=sum(latencies) / len(latencies) if latencies else 0.0,
