@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The project's test command (README.md "Run the tests"; .ci/run calls exactly this).
+#
+#   scripts/test.sh                 # everything: unit, CLI, grading, packaging,
+#                                   # notebooks (strict nbval) and the browser test
+#   scripts/test.sh tests/test_x.py # any pytest arguments pass through
+#
+# First it installs what the tests need when it is missing:
+# - the Python requirements (requirements.txt) when one of them cannot be imported;
+# - Debian's Chromium for the browser test: through apt when run as root,
+#   otherwise it stops with one message naming the package to install.
+# Then it runs `python -m pytest` and exits with pytest's own status
+# (5 means pytest collected no test: that is reported, never hidden).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python}"
+CHROMIUM="${LANES_CHROMIUM:-/usr/bin/chromium}"
+
+if ! "$PYTHON" -c "import pytest, nbval, playwright, otter, jupyter_book, notfound, lanes" 2>/dev/null; then
+    echo "test.sh: installing the Python requirements (requirements.txt) ..."
+    "$PYTHON" -m pip install -q -r requirements.txt
+fi
+
+if [[ ! -x "$CHROMIUM" ]]; then
+    if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing Debian's chromium for the browser test ..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
+    else
+        echo "test.sh: the browser test needs Chromium at $CHROMIUM." >&2
+        echo "test.sh: install Debian's package 'chromium' (sudo apt-get install -y chromium)," >&2
+        echo "test.sh: or point LANES_CHROMIUM at another Chromium binary, then run again." >&2
+        exit 3
+    fi
+fi
+
+set +e
+"$PYTHON" -m pytest "$@"
+status=$?
+set -e
+if [[ $status -eq 5 ]]; then
+    echo "test.sh: pytest collected no tests (exit status 5)." >&2
+fi
+exit $status
