@@ -25,7 +25,22 @@ from .engine import simulate
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-__all__ = ["METRICS", "progress_enabled", "sweep", "sweep_scenarios"]
+__all__ = [
+    "METRICS",
+    "SEEDS",
+    "progress_enabled",
+    "seeds_meeting",
+    "smallest_meeting",
+    "smallest_reserve",
+    "spread",
+    "sweep",
+    "sweep_scenarios",
+    "sweep_seeds",
+]
+
+#: The seeds every multi-seed comparison of the course runs on (the anchor
+#: scenario's own seed, 3, is one of them).
+SEEDS: tuple[int, ...] = tuple(range(1, 11))
 
 #: Result columns of a sweep, in order, with their units.
 METRICS: dict[str, str] = {
@@ -80,6 +95,14 @@ def _iterate(items: Sequence[Any], progress: bool | None, desc: str) -> Iterable
     from tqdm.auto import tqdm
 
     return tqdm(items, desc=desc, delay=1.0, leave=False)
+
+
+def _metric(r: Any, scenario: Scenario, name: str) -> Any:
+    if name == "peak_p99_s":
+        return r.window(scenario.ticks // 2 - 1800, scenario.ticks // 2 + 1800)["p99"]
+    if name == "batch_slot_h":
+        return sum(r.busy_batch) / 3600
+    return getattr(r, name)
 
 
 def _row(scenario: Scenario, pol: Policy, label: Any) -> dict[str, Any]:
@@ -204,4 +227,221 @@ def _frame(runs: list[tuple[Scenario, Policy, Any]], progress: bool | None) -> "
     for sc, pol, _ in runs:
         pol.check_fits(sc.slots)
     rows = [_row(sc, pol, label) for sc, pol, label in _iterate(runs, progress, "simulating")]
+    return pd.DataFrame(rows)
+
+
+def _check_metrics(metrics: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(metrics)
+    unknown = [m for m in names if m not in METRICS]
+    if unknown or not names:
+        raise ValueError(f"metrics must be names from {', '.join(METRICS)} (got {list(names)!r})")
+    return names
+
+
+def _check_seeds(seeds: Iterable[int]) -> list[int]:
+    out = list(seeds)
+    if not out or any(isinstance(s, bool) or not isinstance(s, int) for s in out):
+        raise ValueError(f"seeds must be a non-empty list of integers (got {out!r})")
+    if len(set(out)) != len(out):
+        raise ValueError(f"seeds must not repeat (got {out!r})")
+    return out
+
+
+def sweep_seeds(
+    policies: Sequence[str | Policy],
+    seeds: Iterable[int] = SEEDS,
+    base: Scenario | None = None,
+    *,
+    metrics: Sequence[str] = ("p50_s", "p99_s", "max_s", "late_fraction", "batch_done", "preempted", "util"),
+    progress: bool | None = None,
+    **extensions: object,
+) -> "pandas.DataFrame":
+    """Run every policy on one scenario drawn with each seed; one row per run.
+
+    Each seed draws its own arrivals and backlog once, and every policy of that
+    seed sees the same draw, so differences within a seed come from the policy
+    and differences across seeds show how much a conclusion owes to luck.
+
+    Parameters
+    ----------
+    policies : sequence of str or Policy
+        Policy specs (``"reserve:8"``) or Policy objects.
+    seeds : iterable of int
+        Seeds of the scenario's random draw (default :data:`SEEDS`, ten seeds).
+    base : Scenario, optional
+        The scenario whose ``seed`` is replaced (the anchor scenario by default).
+    metrics : sequence of str
+        Names from :data:`METRICS` to record.  ``peak_p99_s`` and
+        ``batch_slot_h`` cost a second pass over the run, so they are left out
+        by default.
+    progress : bool, optional
+        Force the progress bar on or off (see :func:`progress_enabled`).
+    **extensions
+        Extension fields applied to every string spec.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``seed``, ``policy``, ``reserve``, then ``metrics``; rows in
+        seed-major order (every policy of the first seed, then the next seed).
+    """
+    import pandas as pd
+
+    if isinstance(policies, (str, Policy)):
+        raise ValueError(f"policies must be a list of specs, e.g. ['priority', 'reserve:8'] (got {policies!r})")
+    pols = [parse_policy(p, **extensions) for p in policies]
+    if not pols:
+        raise ValueError("policies must list at least one policy (got an empty list)")
+    names = _check_metrics(metrics)
+    base = Scenario() if base is None else base
+    for p in pols:
+        p.check_fits(base.slots)
+    runs = [(base.with_(seed=s), p) for s in _check_seeds(seeds) for p in pols]
+    rows = []
+    for sc, pol in _iterate(runs, progress, "simulating"):
+        r = simulate(sc, pol)
+        row: dict[str, Any] = {"seed": sc.seed, "policy": pol.spec, "reserve": pol.reserve}
+        row.update({m: _metric(r, sc, m) for m in names})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def spread(frame: "pandas.DataFrame", metric: str, by: str = "policy") -> "pandas.DataFrame":
+    """Lowest, median and highest value of a metric across seeds, per group.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table with a ``seed`` column, such as :func:`sweep_seeds` returns.
+    metric : str
+        The column summarised (its unit is kept).
+    by : str
+        The column that names a group (``policy``, ``reserve``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the values of ``by`` in order of first appearance; columns
+        ``low``, ``median``, ``high`` and ``seeds`` (how many seeds were run).
+    """
+    for name in ("seed", metric, by):
+        if name not in frame.columns:
+            raise ValueError(f"frame has no column {name!r} (columns: {', '.join(map(str, frame.columns))})")
+    grouped = frame.groupby(by, sort=False)[metric]
+    out = grouped.agg(low="min", median="median", high="max", seeds="count")
+    return out
+
+
+def seeds_meeting(frame: "pandas.DataFrame", metric: str, limit: float, by: str = "reserve") -> "pandas.Series":
+    """How many seeds keep ``metric`` at or below ``limit``, per value of ``by``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`sweep_seeds` table.
+    metric : str
+        The column compared with the limit (for example ``p99_s``).
+    limit : float
+        The target, in the metric's unit; a run meets it when ``metric <= limit``.
+    by : str
+        The column that names a group.
+
+    Returns
+    -------
+    pandas.Series
+        Seeds that meet the target, indexed by the values of ``by`` in order of
+        first appearance.
+    """
+    for name in ("seed", metric, by):
+        if name not in frame.columns:
+            raise ValueError(f"frame has no column {name!r} (columns: {', '.join(map(str, frame.columns))})")
+    return (frame[metric] <= limit).groupby(frame[by], sort=False).sum().astype(int)
+
+
+def smallest_meeting(frame: "pandas.DataFrame", metric: str, limit: float, by: str = "reserve") -> "pandas.Series":
+    """Per seed, the smallest value of ``by`` whose run keeps ``metric <= limit``.
+
+    Read the answer off a full-resolution grid: a grid that skips values
+    reports the next value it holds, not the smallest one.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by seed; ``None`` where no value in the grid meets the target.
+    """
+    import pandas as pd
+
+    for name in ("seed", metric, by):
+        if name not in frame.columns:
+            raise ValueError(f"frame has no column {name!r} (columns: {', '.join(map(str, frame.columns))})")
+    out = {}
+    for seed, part in frame.groupby("seed", sort=False):
+        ok = part.loc[part[metric] <= limit, by]
+        out[seed] = ok.min() if len(ok) else None
+    return pd.Series(out, name=f"smallest {by}", dtype=object).rename_axis("seed")
+
+
+def smallest_reserve(
+    limit_s: float,
+    seeds: Iterable[int] = SEEDS,
+    base: Scenario | None = None,
+    *,
+    metric: str = "p99_s",
+    kind: str = "reserve",
+    max_reserve: int | None = None,
+    **extensions: object,
+) -> "pandas.DataFrame":
+    """Per seed, the smallest headroom R (every integer tried, from 0 up) that meets a target.
+
+    For each seed the scan runs ``reserve:0``, ``reserve:1``, ... and stops at the
+    first R whose ``metric`` is at most ``limit_s``: full resolution, and no
+    more runs than needed.
+
+    Parameters
+    ----------
+    limit_s : float
+        The target, in the metric's unit (seconds for the wait metrics).
+    seeds : iterable of int
+        Seeds of the scenario's random draw (default :data:`SEEDS`).
+    base : Scenario, optional
+        The scenario whose ``seed`` is replaced (the anchor scenario by default).
+    metric : str
+        A name from :data:`METRICS` (default ``p99_s``).
+    kind : str
+        ``reserve`` or ``hybrid``: the policy family scanned.
+    max_reserve : int, optional
+        Largest R tried (the pool's slot count by default).
+    **extensions
+        Extension fields of the policy.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per seed: ``seed``, ``reserve`` (``None`` if no R up to
+        ``max_reserve`` meets the target), ``metric_at_reserve``, ``metric_below``
+        (the value at R - 1, ``None`` when R = 0) and ``batch_done`` at R.
+    """
+    import pandas as pd
+
+    if kind not in ("reserve", "hybrid"):
+        raise ValueError(f"kind must be 'reserve' or 'hybrid' (got {kind!r})")
+    _check_metrics([metric])
+    base = Scenario() if base is None else base
+    top = base.slots if max_reserve is None else max_reserve
+    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= base.slots:
+        raise ValueError(f"max_reserve must be an integer in [0, slots] (got {max_reserve!r}, slots={base.slots})")
+    rows = []
+    for seed in _check_seeds(seeds):
+        sc = base.with_(seed=seed)
+        below = None
+        found: dict[str, Any] = {"seed": seed, "reserve": None, "metric_at_reserve": None,
+                                 "metric_below": None, "batch_done": None}
+        for r in range(top + 1):
+            res = simulate(sc, parse_policy(f"{kind}:{r}", **extensions))
+            value = _metric(res, sc, metric)
+            if value <= limit_s:
+                found.update(reserve=r, metric_at_reserve=value, metric_below=below, batch_done=res.batch_done)
+                break
+            below = value
+        rows.append(found)
     return pd.DataFrame(rows)

@@ -1,0 +1,90 @@
+"""Multi-seed sweeps: one row per seed and policy, spreads, and thresholds read at full resolution."""
+
+import pytest
+
+import lanes
+from lanes.pool.sweep import (
+    SEEDS,
+    seeds_meeting,
+    smallest_meeting,
+    smallest_reserve,
+    spread,
+    sweep_seeds,
+)
+
+pd = pytest.importorskip("pandas")
+
+SHORT = lanes.Scenario(hours=0.5, backlog=2000)
+
+
+class TestSweepSeeds:
+    def test_ten_seeds_including_the_anchor_seed(self):
+        assert len(SEEDS) == 10 and lanes.Scenario().seed in SEEDS
+
+    def test_rows_are_the_simulator_runs_seed_major(self):
+        df = sweep_seeds(["priority", "reserve:8"], [1, 2], SHORT)
+        assert list(zip(df["seed"], df["policy"])) == [(1, "priority"), (1, "reserve:8"),
+                                                       (2, "priority"), (2, "reserve:8")]
+        for _, row in df.iterrows():
+            r = lanes.simulate(SHORT.with_(seed=int(row["seed"])), row["policy"])
+            assert (row["p99_s"], row["batch_done"]) == (r.p99_s, r.batch_done)
+
+    def test_costly_metrics_on_request(self):
+        df = sweep_seeds(["priority"], [1], SHORT, metrics=["batch_slot_h"])
+        r = lanes.simulate(SHORT.with_(seed=1), "priority")
+        assert list(df.columns) == ["seed", "policy", "reserve", "batch_slot_h"]
+        assert df.loc[0, "batch_slot_h"] == pytest.approx(sum(r.busy_batch) / 3600)
+
+    def test_bad_input_is_named(self):
+        with pytest.raises(ValueError, match="metrics must be names"):
+            sweep_seeds(["priority"], [1], SHORT, metrics=["colour"])
+        with pytest.raises(ValueError, match="seeds must be a non-empty list"):
+            sweep_seeds(["priority"], [], SHORT)
+        with pytest.raises(ValueError, match="seeds must not repeat"):
+            sweep_seeds(["priority"], [1, 1], SHORT)
+        with pytest.raises(ValueError, match="policies must be a list"):
+            sweep_seeds("priority", [1], SHORT)
+
+
+class TestSummaries:
+    frame = pd.DataFrame({
+        "seed": [1, 1, 1, 2, 2, 2],
+        "reserve": [0, 1, 2, 0, 1, 2],
+        "p99_s": [9, 2, 1, 9, 3, 2],
+    })
+
+    def test_spread_is_low_median_high_per_group(self):
+        s = spread(self.frame, "p99_s", by="reserve")
+        assert s.loc[1].tolist() == [2, 2.5, 3, 2]
+        assert list(s.index) == [0, 1, 2]
+
+    def test_seeds_meeting_counts_runs_at_or_below_the_limit(self):
+        assert seeds_meeting(self.frame, "p99_s", 2).tolist() == [0, 1, 2]
+
+    def test_smallest_meeting_per_seed(self):
+        s = smallest_meeting(self.frame, "p99_s", 2)
+        assert s.to_dict() == {1: 1, 2: 2}
+        assert smallest_meeting(self.frame, "p99_s", 0).to_dict() == {1: None, 2: None}
+
+    def test_missing_column_is_named(self):
+        with pytest.raises(ValueError, match="no column 'late'"):
+            spread(self.frame, "late")
+
+
+class TestSmallestReserve:
+    def test_agrees_with_a_full_grid(self):
+        grid = sweep_seeds([f"reserve:{r}" for r in range(0, 25)], [1, 2], SHORT)
+        scan = smallest_reserve(2, [1, 2], SHORT)
+        assert scan["reserve"].tolist() == smallest_meeting(grid, "p99_s", 2).tolist()
+        for _, row in scan.iterrows():
+            at = grid[(grid.seed == row.seed) & (grid.reserve == row.reserve)]
+            assert at["p99_s"].item() == row.metric_at_reserve <= 2
+            assert row.metric_below is None or row.metric_below > 2
+
+    def test_none_when_out_of_reach(self):
+        scan = smallest_reserve(-1, [1], SHORT, max_reserve=3)
+        assert scan["reserve"].tolist() == [None]
+
+    def test_bad_kind_is_named(self):
+        with pytest.raises(ValueError, match="kind must be"):
+            smallest_reserve(2, [1], SHORT, kind="preempt")
