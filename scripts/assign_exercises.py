@@ -14,11 +14,17 @@ For each master ``solutions/NN_slug/NN_slug.ipynb`` (Otter Assign format v1):
 3. copy the student notebook and its public tests to ``exercises/NN_slug/``,
    with volatile metadata removed (outputs, timings, random cell ids), so that
    regenerating an unchanged master gives byte-identical files;
-4. copy the autograder zip to ``build/autograder/NN_slug.zip`` (git-ignored),
-   which ``scripts/grade.py`` uses, and the filled-in solutions notebook to
-   ``build/autograder/solutions/NN_slug.ipynb`` (a perfect submission, for tests).
+4. write the filled-in solutions notebook, in student layout, to
+   ``build/exercises/solutions/NN_slug.ipynb`` (git-ignored): a perfect submission
+   of the default variant, which the grading tests use.
 
-``--out`` and ``--autograder-dir`` redirect steps 3 and 4; the exercises test
+The student notebook is marked with its set (``metadata.lanes.set``), so a renamed
+copy is still graded, and its Otter init cell names no notebook file, so a renamed
+copy still checks. The master's questions and points must match the set's spec in
+``lanes/exercises/sets/``; the answer key ``solutions/NN_slug/key.py`` never leaves
+``solutions/``. Grading does not use Otter's autograder: see ``scripts/grade.py``.
+
+``--out`` and ``--build-dir`` redirect steps 3 and 4; the exercises test
 uses them to regenerate into a temporary folder and compare with ``exercises/``.
 """
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import pathlib
 import shutil
 import sys
@@ -35,7 +42,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
-AUTOGRADER_DIR = ROOT / "build" / "autograder"
+BUILD_DIR = ROOT / "build" / "exercises"
+INIT_SOURCE = '# Initialize Otter\nimport otter\ngrader = otter.Notebook(tests_dir="tests")'
 
 
 def masters(slugs: list[str] | None = None) -> list[pathlib.Path]:
@@ -83,11 +91,46 @@ def normalize(nb, *, keep_outputs: bool) -> None:
         li.pop("version", None)
 
 
+def check_against_spec(master: pathlib.Path) -> None:
+    """The master's questions and points are those of the set's spec; SystemExit otherwise."""
+    import nbformat
+
+    from lanes.exercises import get_set
+
+    slug = master.stem
+    try:
+        spec = get_set(slug)
+    except KeyError as e:
+        raise SystemExit(f"{slug}: no set module defines it ({e}); add lanes/exercises/sets/set_NN.py")
+    nb = nbformat.read(master, as_version=4)
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type == "raw" and cell.source.lstrip().startswith("# BEGIN QUESTION"):
+            name = re.search(r"^name:\s*(\w+)", cell.source, re.M)
+            pts = re.search(r"^points:\s*([0-9.]+)", cell.source, re.M)
+            found.append((name and name.group(1), pts and float(pts.group(1))))
+    wanted = [(q.name, float(q.points)) for q in spec.questions]
+    if found != wanted:
+        raise SystemExit(f"{slug}: the master's questions {found} differ from the spec's {wanted}")
+    if not (master.parent / "key.py").is_file():
+        raise SystemExit(f"{slug}: no answer key {master.parent / 'key.py'}")
+
+
+def student_notebook(nb, slug: str) -> None:
+    """Mark the set in the metadata and make the Otter init cell independent of the file name."""
+    nb.metadata["lanes"] = {"set": slug}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "otter.Notebook(" in cell.source and "import otter" in cell.source:
+            cell.source = INIT_SOURCE
+            break
+
+
 def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Path, *, run_tests: bool = True) -> None:
     """Run Otter Assign on one master and place its outputs."""
     import nbformat
     from otter.assign import main as otter_assign
 
+    check_against_spec(master)
     slug = master.stem
     with tempfile.TemporaryDirectory(prefix=f"assign-{slug}-") as tmp:
         dist = pathlib.Path(tmp) / "dist"
@@ -101,21 +144,18 @@ def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Pa
             if item.suffix == ".ipynb":
                 nb = nbformat.read(item, as_version=4)
                 normalize(nb, keep_outputs=False)
+                student_notebook(nb, slug)
                 nbformat.write(nb, dest / item.name)
             elif item.is_dir():
                 shutil.copytree(item, dest / item.name, ignore=shutil.ignore_patterns("__pycache__"))
             else:
                 shutil.copy2(item, dest / item.name)
-        zips = sorted((dist / "autograder").glob("*.zip"))
-        if len(zips) != 1:
-            raise RuntimeError(f"{slug}: expected one autograder zip, found {len(zips)}")
-        ag_root.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(zips[0], ag_root / f"{slug}.zip")
         # The solutions notebook in student layout (answers filled in, tests
         # removed): what a perfect submission looks like.  Build folder only.
         sol = nbformat.read(dist / "autograder" / f"{slug}.ipynb", as_version=4)
         normalize(sol, keep_outputs=False)
-        (ag_root / "solutions").mkdir(exist_ok=True)
+        student_notebook(sol, slug)
+        (ag_root / "solutions").mkdir(parents=True, exist_ok=True)
         nbformat.write(sol, ag_root / "solutions" / f"{slug}.ipynb")
 
 
@@ -125,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-execute", action="store_true", help="do not re-execute the master notebooks first")
     ap.add_argument("--no-run-tests", action="store_true", help="skip running the tests against the solutions")
     ap.add_argument("--out", type=pathlib.Path, default=EXERCISES, help="student output root (default: exercises/)")
-    ap.add_argument("--autograder-dir", type=pathlib.Path, default=AUTOGRADER_DIR,
-                    help="where the autograder zips go (default: build/autograder/)")
+    ap.add_argument("--build-dir", "--autograder-dir", dest="build_dir", type=pathlib.Path, default=BUILD_DIR,
+                    help="where the filled-in solutions notebooks go (default: build/exercises/)")
     args = ap.parse_args(argv)
 
     _env_with_root()
@@ -134,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         if not args.no_execute:
             execute_master(master)
-        assign_one(master, args.out.resolve(), args.autograder_dir.resolve(), run_tests=not args.no_run_tests)
+        assign_one(master, args.out.resolve(), args.build_dir.resolve(), run_tests=not args.no_run_tests)
         print(f"{master.stem}: {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 

@@ -11,7 +11,7 @@ import lanes
 
 PACKAGE = Path(lanes.__file__).parent
 #: Parts in order: a module may import from its own part and the parts before it.
-PARTS = ("pool", "lane", "engine")
+PARTS = ("pool", "lane", "engine", "exercises")
 
 
 def _imported_parts(path: Path) -> set[str]:

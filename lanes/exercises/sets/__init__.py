@@ -1,0 +1,1 @@
+"""One module per exercise set, ``set_NN.py``, each defining ``SPEC`` (see solutions/AUTHORING.md)."""

@@ -1,0 +1,35 @@
+"""Set 01: slots and Little's law."""
+
+from lanes.exercises.forms import Choice, Float
+from lanes.exercises.spec import Question, SetSpec
+
+
+def draw(rng):
+    lo = rng.choice((3, 4, 5, 6))
+    return {
+        "rate_per_s": rng.choice((2.5, 3.5, 4.5, 5.5, 6.5)),
+        "hold_s": rng.choice((6, 7, 9, 11, 13)),
+        "sim_rate_per_s": rng.choice((1.5, 2.5, 3.5, 4.5)),
+        "sim_hold_s": rng.choice((5, 7, 8, 9, 11)),
+        "seed": rng.randrange(1, 10**6),
+        "slots": rng.choice((80, 96, 112)),
+        "peak_rate": rng.choice((3.5, 4.5, 5.5)),
+        "inter_service_s": (lo, lo + rng.choice((5, 7, 9))),
+    }
+
+
+SPEC = SetSpec(
+    slug="01_slots_and_littles_law",
+    questions=(
+        Question("q1", 2, {"q1_busy_slots": Float(lo=0)}),
+        Question("q2", 2, {"q2_measured": Float(lo=0)}),
+        Question("q3", 2, {"q3_idle_at_peak": Float()}),
+        Question("q4", 1, {"q4_choice": Choice("abcd")}),
+    ),
+    default={
+        "rate_per_s": 4.5, "hold_s": 7,
+        "sim_rate_per_s": 3.5, "sim_hold_s": 9, "seed": 4242,
+        "slots": 72, "peak_rate": 4.5, "inter_service_s": (5, 12),
+    },
+    draw=draw,
+)

@@ -1,0 +1,60 @@
+"""Set 06: inside the lane (bounded queues, deadline drops, fair share, adaptive LIFO, overflow)."""
+
+from lanes.exercises.forms import Choice, Float, Int
+from lanes.exercises.spec import Question, SetSpec
+from lanes.lane.jobstore import daily_capacity_items_per_h
+
+
+def job_items(pool_slots, headroom_slots, item_s, deadline_h, factor):
+    """A job of about ``factor`` times the items the lane can do by its deadline (hundreds)."""
+    caps = daily_capacity_items_per_h(slots=pool_slots, headroom_slots=headroom_slots, item_s=item_s)
+    return int(round(factor * sum(caps[h % 24] for h in range(deadline_h)), -2))
+
+
+def draw(rng):
+    slots = rng.choice((6, 8, 10, 12))
+    lo = rng.choice((0.4, 0.5, 0.6))
+    hi = round(lo + rng.choice((0.8, 1.0, 1.2)), 1)
+    capacity = slots / ((lo + hi) / 2)
+    pool_slots = rng.choice((48, 64, 80))
+    headroom = rng.choice((4, 8, 12))
+    item_s = rng.choice((300.0, 450.0, 600.0))
+    deadline_h = rng.choice((26, 28, 30, 32, 36))
+    return {
+        "slots": slots,
+        "service_s": (lo, hi),
+        "deadline_s": rng.choice((4.0, 5.0, 6.0)),
+        "base_rate_per_s": round(0.7 * capacity * 2) / 2,
+        "surge_rate_per_s": round(rng.choice((1.4, 1.6, 1.8)) * capacity * 2) / 2,
+        "surge_s": (60.0, 60.0 + rng.choice((90, 120, 150))),
+        "steady_rate_per_s": round(rng.choice((0.25, 0.3, 0.35)) * capacity, 1),
+        "flood_rate_per_s": round(rng.choice((3.0, 4.0)) * capacity, 1),
+        "seed": rng.randrange(1, 10**6),
+        "pool_slots": pool_slots,
+        "headroom_slots": headroom,
+        "item_s": item_s,
+        "job_deadline_h": deadline_h,
+        "job_items": job_items(pool_slots, headroom, item_s, deadline_h, rng.choice((1.3, 1.5, 1.7, 1.9))),
+        "safety": rng.choice((0.85, 0.9, 0.95)),
+    }
+
+
+SPEC = SetSpec(
+    slug="06_inside_the_lane",
+    questions=(
+        Question("q1", 1, {"q1_queue_bound": Int(lo=0)}),
+        Question("q2", 2, {"q2_answered_late": Int(lo=0)}),
+        Question("q3", 2, {"q3_goodput_gain": Float(lo=0)}),
+        Question("q4", 2, {"q4_steady_saved": Int()}),
+        Question("q5", 1, {"q5_choice": Choice("abcd")}),
+        Question("q6", 2, {"q6_overflow_items": Int(lo=0)}),
+    ),
+    default={
+        "slots": 10, "service_s": (0.4, 1.4), "deadline_s": 6.0,
+        "base_rate_per_s": 8.0, "surge_rate_per_s": 18.0, "surge_s": (60.0, 210.0),
+        "steady_rate_per_s": 3.3, "flood_rate_per_s": 40.0, "seed": 6061,
+        "pool_slots": 80, "headroom_slots": 12, "item_s": 450.0, "job_deadline_h": 28,
+        "job_items": job_items(80, 12, 450.0, 28, 1.5), "safety": 0.9,
+    },
+    draw=draw,
+)
