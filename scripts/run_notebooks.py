@@ -12,6 +12,9 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
 * the kernelspec JupyterLab writes (``Python 3 (ipykernel)``);
 * no per-cell ``execution`` timestamps, no stale widget state
   (``metadata.widgets``), no ``collapsed``/``scrolled`` view flags;
+* no widget views in outputs: an explorer's output keeps only its text and
+  HTML fallback ("Interactive explorer: run this cell ..."), since the model a
+  view points at exists only in the kernel that drew it;
 * one-space JSON indentation and a final newline, as JupyterLab writes.
 """
 
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 _CELL_KEYS_DROPPED = ("execution", "collapsed", "scrolled")
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def normalise(nb: dict) -> dict:
@@ -42,6 +46,13 @@ def normalise(nb: dict) -> dict:
             cell["source"] = "".join(cell["source"])
         for out in cell.get("outputs", []):
             out.get("metadata", {}).pop("execution", None)
+            data = out.get("data", {})
+            # A widget view points at a model that lives only in the kernel that
+            # drew it; no widget state is committed, so after a reopen it would
+            # read "Error displaying widget: model not found". Keep the explorer's
+            # text and HTML fallback, which JupyterLab and the book show instead.
+            if WIDGET_VIEW_MIME in data and len(data) > 1:
+                data.pop(WIDGET_VIEW_MIME)
     return nb
 
 

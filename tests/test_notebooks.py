@@ -1,21 +1,48 @@
-"""The committed chapter notebooks: executed, tagged honestly, and quoting the seeds' figures.
+"""The committed notebooks: clean as JupyterLab saves them, executed, tagged honestly.
 
-nbval (run by the same pytest command) re-executes every notebook and compares
-every output; these checks cover what nbval does not: that nothing was left
-unexecuted or skipped, that ``nbval-ignore-output`` sits only on widget cells,
-and that the course's anchor numbers appear in the outputs readers see.
+nbval (run by the same pytest command) re-executes every chapter and compares
+every output; these checks cover what nbval does not:
+
+- every committed notebook (chapters, exercise sets, solution masters) is
+  already in the form ``scripts/run_notebooks.py`` writes, which is the form
+  JupyterLab saves: normalising it again changes no byte, so opening and saving
+  it in JupyterLab leaves ``git diff`` empty;
+- code lines fit in 88 columns in the chapters and the exercise sets;
+- explorers show their text fallback where no kernel runs, and no output
+  points at a widget model that was never committed;
+- nothing was left unexecuted or skipped, ``nbval-ignore-output`` sits only
+  on explorer cells, and the course's anchor numbers appear in the outputs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").glob("*/*.ipynb"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+COMMITTED = NOTEBOOKS + EXERCISES + SOLUTIONS
+MAX_COLUMNS = 88
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+FALLBACK_PREFIX = "Interactive explorer:"
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _runner():
+    """scripts/run_notebooks.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "scripts" / "run_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load(path: Path) -> dict:
@@ -49,8 +76,10 @@ class TestCommittedNotebook:
             tags = cell.get("metadata", {}).get("tags", [])
             assert not {"nbval-skip", "nbval-raises-exception", "skip-execution"} & set(tags), f"cell {i}: {tags}"
             if "nbval-ignore-output" in tags:
-                mimes = {m for o in cell.get("outputs", []) for m in o.get("data", {})}
-                assert WIDGET_MIME in mimes, f"cell {i} ignores its output but shows no widget"
+                shown = "".join(
+                    "".join(o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", [])
+                )
+                assert FALLBACK_PREFIX in shown, f"cell {i} ignores its output but shows no explorer"
 
     def test_one_title_and_a_figure(self, path):
         nb = load(path)
@@ -69,7 +98,7 @@ class TestCommittedNotebook:
 
 ANCHOR_ROW = "reserve 8+pre         0s     0s     0s     0.0%       5,139      3,951       92%"
 
-CARD_FIGURES = {
+CHAIN_FIGURES = {
     # 003, the eight scheduling chains, as the chapters print them
     "littles_law": [r"7\.975 s", r"79\.75", r"74\.75", r"2,990"],
     "kv_in_flight": [r"43\.1 GB", r"\b37 req"],
@@ -86,8 +115,141 @@ def test_the_anchor_table_is_printed_in_the_first_chapters():
     assert any(ANCHOR_ROW in output_text(p) for p in NOTEBOOKS[:5])
 
 
-@pytest.mark.parametrize("chain", sorted(CARD_FIGURES))
+@pytest.mark.parametrize("chain", sorted(CHAIN_FIGURES))
 def test_every_chain_figure_appears_in_a_chapter(chain):
     text = output_text(NOTEBOOKS[7]) + output_text(NOTEBOOKS[8])
-    missing = [f for f in CARD_FIGURES[chain] if not re.search(f, text)]
+    missing = [f for f in CHAIN_FIGURES[chain] if not re.search(f, text)]
     assert not missing, f"{chain}: {missing}"
+
+
+# --------------------------------------------------------------------------
+# Clean: the committed bytes are exactly what normalisation writes
+# --------------------------------------------------------------------------
+
+
+def test_there_are_notebooks_to_check():
+    assert NOTEBOOKS and EXERCISES and SOLUTIONS, "no notebooks found"
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=_rel)
+def test_committed_notebook_is_normalised(path):
+    """Round trip: normalising the committed file again leaves its bytes unchanged."""
+    runner = _runner()
+    before = path.read_text(encoding="utf-8")
+    after = runner.dumps(runner.normalise(json.loads(before)))
+    if after != before:
+        old, new = before.splitlines(), after.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+        pytest.fail(
+            f"{_rel(path)} is not normalised (first difference at line {first + 1}); run "
+            f"python scripts/run_notebooks.py --normalise-only {_rel(path)}",
+            pytrace=False,
+        )
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=_rel)
+def test_kernelspec_is_the_one_jupyterlab_writes(path):
+    meta = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+    assert meta.get("kernelspec") == _runner().KERNELSPEC
+    assert "widgets" not in meta, "widget state is committed"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + EXERCISES, ids=_rel)
+def test_code_lines_fit_in_88_columns(path):
+    long_lines = []
+    for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        for n, line in enumerate("".join(cell["source"]).splitlines(), 1):
+            if len(line) > MAX_COLUMNS:
+                long_lines.append(f"cell {i} line {n}: {len(line)} columns")
+    assert not long_lines, f"{_rel(path)}: code lines over {MAX_COLUMNS} columns:\n" + "\n".join(long_lines)
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=_rel)
+def test_no_output_points_at_a_widget_model(path):
+    """No widget state is committed, so a widget view would show 'model not found'."""
+    bad = [
+        i for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"])
+        for out in cell.get("outputs", []) if WIDGET_MIME in out.get("data", {})
+    ]
+    assert not bad, f"{_rel(path)}: cells {bad} show a widget view with no committed model"
+
+
+# --------------------------------------------------------------------------
+# The normaliser itself
+# --------------------------------------------------------------------------
+
+
+def _sample_notebook() -> dict:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    cell = nbformat.v4.new_code_cell("print(1)\nexplorer", execution_count=1)
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-11-30T01:00:00Z"}
+    cell.metadata["scrolled"] = True
+    cell.outputs = [
+        nbformat.v4.new_output("stream", text="1\n"),
+        nbformat.v4.new_output("display_data", data={
+            "text/plain": FALLBACK_PREFIX + " run this cell",
+            WIDGET_MIME: {"model_id": "abc", "version_major": 2, "version_minor": 0},
+        }),
+    ]
+    nb.cells = [cell]
+    return json.loads(nbformat.writes(nb))
+
+
+def test_normalise_writes_what_jupyterlab_saves():
+    runner = _runner()
+    nb = runner.normalise(_sample_notebook())
+    assert nb["metadata"]["kernelspec"]["display_name"] == "Python 3 (ipykernel)"
+    assert "widgets" not in nb["metadata"]
+    cell = nb["cells"][0]
+    assert "execution" not in cell["metadata"] and "scrolled" not in cell["metadata"]
+    assert WIDGET_MIME not in cell["outputs"][1]["data"]
+    assert "".join(cell["outputs"][1]["data"]["text/plain"]).startswith(FALLBACK_PREFIX)
+    text = runner.dumps(nb)
+    assert text.endswith("}\n") and text.startswith('{\n "cells": [')
+    assert runner.dumps(runner.normalise(json.loads(text))) == text
+
+
+def test_normalise_only_flag_reports_and_rewrites(tmp_path, capsys):
+    import nbformat
+
+    path = tmp_path / "x.ipynb"
+    path.write_text(nbformat.writes(nbformat.from_dict(_sample_notebook())), encoding="utf-8")
+    runner = _runner()
+    assert runner.main(["--normalise-only", str(path)]) == 0
+    assert "normalised" in capsys.readouterr().out
+    once = path.read_bytes()
+    assert runner.main(["--normalise-only", str(path)]) == 0
+    assert "unchanged" in capsys.readouterr().out
+    assert path.read_bytes() == once
+
+
+# --------------------------------------------------------------------------
+# Explorers without a kernel
+# --------------------------------------------------------------------------
+
+
+def test_explorer_offers_the_widget_and_a_text_fallback():
+    """A live kernel gets the widget view; anything else gets a sentence, not a VBox repr."""
+    from IPython.core.formatters import DisplayFormatter
+    from lanes.pool.widgets import explorer_box, figure_axes, slider
+
+    def render(n: int):
+        fig, (ax,) = figure_axes()
+        ax.plot(range(n))
+        return fig, {"n": n}
+
+    box = explorer_box({"n": slider("n", 3, 1, 9)}, render, "A test explorer")
+    data, _ = DisplayFormatter().format(box)
+    assert WIDGET_MIME in data and data[WIDGET_MIME]["model_id"] == box.model_id
+    assert data["text/plain"].startswith(FALLBACK_PREFIX + " run this cell in JupyterLab")
+    assert "A test explorer" in data["text/plain"]
+    assert "VBox" not in data["text/plain"] and "VBox" not in data["text/html"]
+    assert FALLBACK_PREFIX in data["text/html"]
+    box.controls["n"].value = 5
+    assert "<td>5</td>" in box.table.value

@@ -13,6 +13,7 @@ ipywidgets, matplotlib and pandas are imported inside the functions.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,10 @@ from .scenario import Scenario
 from .engine import simulate
 
 __all__ = [
+    "FALLBACK_PREFIX",
+    "WIDGET_VIEW_MIME",
     "explorer_box",
+    "fallback_text",
     "headroom_explorer",
     "littles_explorer",
     "policy_explorer",
@@ -76,6 +80,53 @@ def _summary(r: Any) -> dict[str, Any]:
     }
 
 
+#: First words of the text an explorer shows where no widget can be drawn.
+FALLBACK_PREFIX = "Interactive explorer:"
+
+#: The mime type of a live widget view (a reference to a model in the kernel).
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def fallback_text(title: str) -> str:
+    """The plain-text stand-in for an explorer titled ``title``, shown where no kernel runs."""
+    return (
+        f"{FALLBACK_PREFIX} run this cell in JupyterLab (or on Binder or Colab) to use "
+        f"its controls ({title}). The static figure and table beside it show the "
+        "default settings."
+    )
+
+
+@functools.cache
+def _explorer_class() -> type:
+    """``Explorer``: an ``ipywidgets.VBox`` whose display carries a fallback for readers without a kernel.
+
+    Built on first use, so importing this module does not import ipywidgets.
+    """
+    import html
+
+    import ipywidgets as w
+
+    class Explorer(w.VBox):
+        """A VBox whose display data also holds a plain-text and HTML fallback.
+
+        A live JupyterLab draws the widget view. Everywhere else (the web book,
+        a notebook reopened before its cell runs, a viewer with no widget
+        manager) the fallback says what the explorer is and how to use it,
+        rather than ``VBox(children=(HTML(value=...``.
+        """
+
+        explorer_title = ""
+
+        def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+            bundle = super()._repr_mimebundle_(**kwargs) or {}
+            text = fallback_text(self.explorer_title)
+            bundle["text/plain"] = text
+            bundle["text/html"] = f'<p class="lanes-explorer-fallback"><em>{html.escape(text)}</em></p>'
+            return bundle
+
+    return Explorer
+
+
 def explorer_box(controls: dict[str, Any], render: Callable[..., tuple[Any, dict[str, Any]]], title: str) -> Any:
     """Assemble controls, a figure and a table, and wire them to ``render``.
 
@@ -86,13 +137,16 @@ def explorer_box(controls: dict[str, Any], render: Callable[..., tuple[Any, dict
     render : callable
         ``render(**values) -> (matplotlib Figure, table rows)``.
     title : str
-        A line of text shown above the controls.
+        A line of text shown above the controls, and in the fallback text.
 
     Returns
     -------
     ipywidgets.VBox
-        With attributes ``controls`` (the dict), ``image`` (the figure),
-        ``table`` (the HTML table) and ``refresh()`` (re-render now).
+        An ``Explorer`` (a VBox) with attributes ``controls`` (the dict),
+        ``image`` (the figure), ``table`` (the HTML table) and ``refresh()``
+        (re-render now). Its display data holds the widget view for a live
+        kernel plus a ``text/plain`` and ``text/html`` fallback
+        (:func:`fallback_text`) for anywhere without one.
     """
     import ipywidgets as w
 
@@ -106,9 +160,10 @@ def explorer_box(controls: dict[str, Any], render: Callable[..., tuple[Any, dict
 
     for c in controls.values():
         c.observe(refresh, names="value")
-    box = w.VBox(
+    box = _explorer_class()(
         [w.HTML(f"<b>{title}</b>"), w.HBox(list(controls.values()), layout=w.Layout(flex_flow="row wrap")), w.HBox([image, table])]
     )
+    box.explorer_title = title
     box.controls = controls
     box.image = image
     box.table = table
