@@ -29,7 +29,7 @@ class TestHardware:
             get_hardware("h100-sxm").achieved_flops_per_s(mfu)
 
     def test_unknown_name_lists_the_allowed_names(self):
-        with pytest.raises(ValueError, match="hardware must be one of h100-sxm, h200, a100-80gb"):
+        with pytest.raises(ValueError, match="hardware must be one of h100-sxm, h200, h200-measured, a100-80gb"):
             get_hardware("tpu")
 
     def test_every_entry_cites_a_source(self):

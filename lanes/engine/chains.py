@@ -176,7 +176,8 @@ def goodput(
     A decode step reads the weights plus every sequence's KV cache:
     ``TPOT = (weight bytes + batch x context x KV bytes/token) / HBM bandwidth``.
     Goodput counts only tokens of requests that meet the target; in one batch
-    they all see the same TPOT, so it is all of the throughput or none.
+    they all see the same TPOT, so it is all of the throughput or none.  On a
+    calibrated profile (``"h200-measured"``) TPOT is the calibrated decode step.
 
     Parameters
     ----------
@@ -201,12 +202,23 @@ def goodput(
     m, h = _model(model), _hardware(hardware)
 
     def tpot(batch: int) -> float:
+        if h.calibration is not None:  # measured profile: the calibrated decode step
+            return h.calibration.parts(m, batch=batch, kv_tokens=batch * ctx, prefills=())["step_s"]
         return (m.weight_bytes + batch * ctx * m.kv_bytes_per_token) / h.hbm_bytes_per_s
 
     t_small, t_large = tpot(small), tpot(large)
     tps_small, tps_large = small / t_small, large / t_large
-    spare = target * h.hbm_bytes_per_s - m.weight_bytes
-    max_batch = max(0, math.floor(spare / (ctx * m.kv_bytes_per_token)))
+    if h.calibration is not None:  # step time grows with the batch: bisect
+        lo, hi = 0, 1
+        while tpot(hi) <= target:
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if tpot(mid) <= target else (lo, mid)
+        max_batch = lo
+    else:
+        spare = target * h.hbm_bytes_per_s - m.weight_bytes
+        max_batch = max(0, math.floor(spare / (ctx * m.kv_bytes_per_token)))
     return Goodput(
         tpot_small_s=t_small,
         tokens_per_s_small=tps_small,
@@ -266,7 +278,9 @@ def swap_vs_recompute(
     link = _checks.number("link_bytes_per_s", link_bytes_per_s, lo=0, lo_open=True)
     m, h = _model(model), _hardware(hardware)
     swap_bytes = 2 * m.kv_bytes_per_token
-    recompute = step_cost([(0, ctx)], model=m, hardware=h, mfu=mfu).compute_s / ctx
+    cost = step_cost([(0, ctx)], model=m, hardware=h, mfu=mfu)
+    # a calibrated profile prices the whole prefill step (its parts add up)
+    recompute = (cost.duration_s if h.calibration is not None else cost.compute_s) / ctx
     return SwapVsRecompute(
         swap_bytes_per_token=swap_bytes,
         swap_s_per_token=swap_bytes / link,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import _checks
+from .calibration import H200_LLAMA_8B, StepModel
 
 GB = 1e9
 """Bytes in a (decimal) gigabyte, the unit of datasheets and of the card."""
@@ -38,6 +39,12 @@ class Hardware:
         HBM capacity in bytes.
     source : str
         Where the numbers come from.
+    calibration : StepModel or None
+        A step-time model fitted to measured steps.  When set, step costs
+        (:func:`lanes.engine.steps.step_cost` and every chain built on it) come
+        from it instead of the roofline, and MFU is ignored: the fitted rates
+        are already achieved rates.  The roofline fields then hold measured
+        ceilings.
     """
 
     name: str
@@ -45,6 +52,7 @@ class Hardware:
     bf16_flops_per_s: float
     memory_bytes: float
     source: str
+    calibration: StepModel | None = None
 
     def __post_init__(self) -> None:
         _checks.number("hbm_bytes_per_s", self.hbm_bytes_per_s, lo=0, lo_open=True)
@@ -145,6 +153,18 @@ HARDWARE: dict[str, Hardware] = {
             bf16_flops_per_s=989e12,  # same Hopper tensor cores as the H100 SXM
             memory_bytes=141 * GB,
             source=_NVIDIA.format("H200 Tensor Core GPU (SXM)"),
+        ),
+        Hardware(
+            name="h200-measured",
+            hbm_bytes_per_s=3.772e12,  # measured 512 MiB device copy, read + write
+            bf16_flops_per_s=735.3e12,  # measured 8192^3 BF16 matmul
+            memory_bytes=141 * GB,
+            source=(
+                "one NVIDIA H200 SXM, 2026-11-30: ceilings measured, step costs from "
+                "lanes.engine.calibration.H200_LLAMA_8B (fit to lanes/engine/data/"
+                "h200-llama-3.1-8b-steps.jsonl)"
+            ),
+            calibration=H200_LLAMA_8B,
         ),
         Hardware(
             name="a100-80gb",

@@ -68,7 +68,15 @@ class Request:
 
 @dataclass(frozen=True)
 class StepCost:
-    """Roofline cost of one engine step (seconds, FLOPs, bytes)."""
+    """Cost of one engine step (seconds, FLOPs, bytes).
+
+    On a datasheet profile the step lasts ``max(compute, memory)`` (the
+    roofline).  On a calibrated profile (``hardware.calibration`` set) the
+    parts add up, as the measurements say: ``overhead_s`` (fixed per-layer
+    kernels) plus memory time (weights streamed, decoders' KV read) plus
+    compute time (matmul FLOPs per token, prefill attention), and
+    ``additive`` is True.
+    """
 
     linear_flops: float
     attention_flops: float
@@ -76,6 +84,8 @@ class StepCost:
     linear_s: float
     attention_s: float
     memory_s: float
+    overhead_s: float = 0.0
+    additive: bool = False
 
     @property
     def compute_s(self) -> float:
@@ -84,7 +94,9 @@ class StepCost:
 
     @property
     def duration_s(self) -> float:
-        """Step time: the larger of compute and memory time (s)."""
+        """Step time (s): ``max(compute, memory)``, or the sum of the parts when ``additive``."""
+        if self.additive:
+            return self.overhead_s + self.memory_s + self.compute_s
         return max(self.compute_s, self.memory_s)
 
 
@@ -106,12 +118,16 @@ def step_cost(
     model, hardware : Model, Hardware
         Catalog entries (see :mod:`lanes.engine.hardware`).
     mfu : float
-        Model FLOPs utilisation in (0, 1].
+        Model FLOPs utilisation in (0, 1]; ignored (but checked) on a
+        calibrated profile such as ``"h200-measured"``, whose rates are
+        already the achieved ones.
 
     Returns
     -------
     StepCost
         Linear and attention FLOPs, bytes read, and the times they take.
+        On a calibrated profile a sequence with one query token is a decoder
+        (CUDA-graph step, see :class:`lanes.engine.calibration.StepModel`).
     """
     flops_per_s = hardware.achieved_flops_per_s(mfu)
     tokens = 0
@@ -124,6 +140,20 @@ def step_cost(
     linear = model.linear_flops_per_token * tokens
     attention = model.attention_flops_per_pair * pairs
     memory = model.weight_bytes + model.kv_bytes_per_token * kv_tokens
+    if hardware.calibration is not None:
+        decoders = [prior for prior, q in sequences if q == 1]
+        chunks = [(q, prior) for prior, q in sequences if q != 1]
+        p = hardware.calibration.parts(model, batch=len(decoders), kv_tokens=sum(decoders), prefills=chunks)
+        return StepCost(
+            linear_flops=linear,
+            attention_flops=attention,
+            memory_bytes=memory,
+            linear_s=p["matmul_s"],
+            attention_s=p["chunk_attention_s"] + p["prior_attention_s"],
+            memory_s=p["weights_s"] + p["decode_attention_s"],
+            overhead_s=p["fixed_s"],
+            additive=True,
+        )
     return StepCost(
         linear_flops=linear,
         attention_flops=attention,

@@ -1,0 +1,446 @@
+"""Measured engine steps: load a step-timing file, fit the calibrated step model.
+
+The package ships one file, ``data/h200-llama-3.1-8b-steps.jsonl``: decode and
+prefill steps of a Llama-3.1-8B-shaped model timed on one NVIDIA H200, plus an
+ablation of the decode step, the device's copy and matrix-product ceilings and
+its host links.  ``scripts/measure_steps.py`` writes a file of the same format
+for any CUDA GPU; every function here accepts such a file by path.
+
+Public API (stable: the graded exercises use it)
+-------------------------------------------------
+DEFAULT_PATH
+    Path of the shipped H200 file.
+load_records(path=None) -> list[dict]
+    The file's JSON objects, validated, in file order (standard library only).
+    A malformed line raises one ``ValueError`` naming the file, line and field.
+load(path=None) -> pandas.DataFrame
+    The same records as a DataFrame (one row per line, a ``line`` column,
+    missing fields as NaN); pandas is imported inside.
+model_from_records(records) -> Model
+    The model shape the file's ``env`` line describes, as a catalogue ``Model``.
+link_rates(records) -> dict
+    Host-link bandwidths (bytes/s) keyed ``pinned_out``, ``pinned_back``,
+    ``pageable_out``, ``pageable_back`` ("out": device to host).
+ceilings(records) -> dict
+    ``copy_bytes_per_s`` and ``matmul_flops_per_s`` measured by the file.
+eager_floor_s(records) -> float
+    Median step time of the decode rows launched kernel by kernel.
+fit_step_model(records=None) -> StepModel
+    Least-squares fit of :class:`lanes.engine.calibration.StepModel` (numpy
+    imported inside).  On the shipped file it reproduces the stored
+    :data:`lanes.engine.calibration.H200_LLAMA_8B` to rounding.
+hardware_from_file(path=None, name="measured") -> Hardware
+    A hardware profile whose step costs come from the fit of ``path``; pass it
+    wherever a hardware name is accepted (chains, step simulator).
+residuals(step_model=None, records=None) -> list[Residual]
+    Measured against predicted time for every decode and prefill row.
+leave_one_out(records=None) -> list[Residual]
+    The same, each row predicted by a fit made without it.
+
+Every decode and prefill row is predicted as the kind of step it was measured
+as: decode rows as CUDA graphs, prefill rows as eager passes (never faster than
+the eager launch floor).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from .calibration import StepModel
+from .hardware import GB, Hardware, Model
+
+DEFAULT_PATH = Path(__file__).parent / "data" / "h200-llama-3.1-8b-steps.jsonl"
+"""The shipped measurements: Llama-3.1-8B shapes on one NVIDIA H200 (2026-11-30)."""
+
+KINDS = ("env", "check", "ceiling", "link", "decode", "prefill", "ablation")
+"""Allowed values of the ``kind`` field."""
+
+_POS = "a number > 0"
+_INT1 = "an integer >= 1"
+_INT0 = "an integer >= 0"
+_REQUIRED: dict[str, dict[str, str]] = {
+    "env": {"shape": "an object", "params": _POS, "kv_bytes_per_token": _POS},
+    "check": {},
+    "ceiling": {"what": "a string", "median_s": _POS},
+    "link": {"what": "a string", "pinned": "true or false", "bytes_per_s": _POS},
+    "decode": {"batch": _INT1, "context": _INT0, "median_s": _POS},
+    "prefill": {"chunk": _INT1, "prior": _INT0, "median_s": _POS},
+    "ablation": {"median_s": _POS},
+}
+_OPTIONAL = {"min_s": _POS, "max_s": _POS, "eager_median_s": _POS, "reps": _INT1,
+             "tokens_per_s": _POS, "kv_bytes": _INT0, "bytes_per_s": _POS, "flops_per_s": _POS}
+_SHAPE_KEYS = ("layers", "d", "heads", "kv_heads", "head_dim")
+
+
+def _ok(rule: str, value: Any) -> bool:
+    if rule == _POS:
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value) and value > 0)
+    if rule in (_INT1, _INT0):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= (rule == _INT1)
+    if rule == "a string":
+        return isinstance(value, str)
+    if rule == "true or false":
+        return isinstance(value, bool)
+    if rule == "an object":
+        return isinstance(value, dict)
+    raise AssertionError(rule)  # pragma: no cover
+
+
+def _check_record(rec: Any, where: str) -> None:
+    if not isinstance(rec, dict):
+        raise ValueError(f"{where}: must be a JSON object (got {type(rec).__name__})")
+    kind = rec.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"{where}: field 'kind' must be one of {', '.join(KINDS)} (got {kind!r})")
+    for field, rule in _REQUIRED[kind].items():
+        if field not in rec:
+            raise ValueError(f"{where}: field {field!r} is missing ({kind} lines need it)")
+        if not _ok(rule, rec[field]):
+            raise ValueError(f"{where}: field {field!r} must be {rule} (got {rec[field]!r})")
+    for field, rule in _OPTIONAL.items():
+        if field in rec and not _ok(rule, rec[field]):
+            raise ValueError(f"{where}: field {field!r} must be {rule} (got {rec[field]!r})")
+    if kind == "env":
+        for key in _SHAPE_KEYS:
+            v = rec["shape"].get(key)
+            if not _ok(_INT1, v):
+                raise ValueError(f"{where}: field 'shape.{key}' must be {_INT1} (got {v!r})")
+    if kind == "ceiling" and "bytes_per_s" not in rec and "flops_per_s" not in rec:
+        raise ValueError(f"{where}: field 'bytes_per_s' or 'flops_per_s' is missing (ceiling lines need one)")
+
+
+def load_records(path: str | Path | None = None) -> list[dict]:
+    """Read and validate a step-timing file; return its JSON objects in file order.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A JSONL file in the format of :data:`DEFAULT_PATH` (the default).
+
+    Returns
+    -------
+    list of dict
+        One dict per non-blank line.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, the line number and the field at fault, e.g.
+        ``steps.jsonl line 12: field 'median_s' must be a number > 0 (got -1)``;
+        also when the file has no ``env`` line or no decode or prefill rows.
+    """
+    p = Path(DEFAULT_PATH if path is None else path)
+    records = []
+    with p.open(encoding="utf-8") as f:
+        for number, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            where = f"{p.name} line {number}"
+            try:
+                rec = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            _check_record(rec, where)
+            records.append(rec)
+    kinds = {r["kind"] for r in records}
+    if "env" not in kinds:
+        raise ValueError(f"{p.name}: field 'kind' has no 'env' line (the model shape is needed)")
+    if not {"decode", "prefill"} <= kinds:
+        raise ValueError(f"{p.name}: field 'kind' needs both 'decode' and 'prefill' lines")
+    return records
+
+
+def load(path: str | Path | None = None):
+    """The validated records of ``path`` as a pandas DataFrame, one row per line.
+
+    Columns are the union of the fields (absent ones NaN) plus ``line``, the
+    1-based position among the records.  ``shape`` stays a dict in its cell.
+    """
+    import pandas as pd
+
+    records = load_records(path)
+    return pd.DataFrame([{"line": i + 1, **r} for i, r in enumerate(records)])
+
+
+def _records(records: Iterable[dict] | str | Path | None) -> list[dict]:
+    if records is None or isinstance(records, (str, Path)):
+        return load_records(records)
+    return list(records)
+
+
+def model_from_records(records: Iterable[dict] | str | Path | None = None) -> Model:
+    """The model shape of the file's ``env`` line as a catalogue :class:`Model` (BF16)."""
+    env = next(r for r in _records(records) if r["kind"] == "env")
+    s = env["shape"]
+    bytes_per_param = round(env["kv_bytes_per_token"] / (2 * s["layers"] * s["kv_heads"] * s["head_dim"]))
+    return Model(
+        name=f"measured-{s['layers']}x{s['d']}",
+        params=float(env["params"]),
+        layers=s["layers"],
+        d_model=s["d"],
+        kv_heads=s["kv_heads"],
+        head_dim=s["head_dim"],
+        bytes_per_param=max(1, bytes_per_param),
+        source=f"env line of a step-timing file ({env.get('gpu', 'unknown GPU')})",
+    )
+
+
+def link_rates(records: Iterable[dict] | str | Path | None = None) -> dict[str, float]:
+    """Host-link bandwidths in bytes/s: ``pinned_out``, ``pinned_back``, ``pageable_out``, ``pageable_back``.
+
+    "out" is device to host (swapping KV out), "back" host to device.  Keys
+    whose link row is absent are left out.
+    """
+    out = {}
+    for r in _records(records):
+        if r["kind"] == "link":
+            mem = "pinned" if r["pinned"] else "pageable"
+            way = "out" if r["what"].startswith("device") else "back"
+            out[f"{mem}_{way}"] = float(r["bytes_per_s"])
+    return out
+
+
+def ceilings(records: Iterable[dict] | str | Path | None = None) -> dict[str, float]:
+    """Measured ceilings: ``copy_bytes_per_s`` (device copy) and ``matmul_flops_per_s``."""
+    out = {}
+    for r in _records(records):
+        if r["kind"] == "ceiling":
+            if "flops_per_s" in r:
+                out["matmul_flops_per_s"] = float(r["flops_per_s"])
+            elif "bytes_per_s" in r:
+                out["copy_bytes_per_s"] = float(r["bytes_per_s"])
+    return out
+
+
+def eager_floor_s(records: Iterable[dict] | str | Path | None = None) -> float:
+    """Median of the ``eager_median_s`` decode times: the host's kernel-launch floor (s); 0 if none."""
+    eager = sorted(r["eager_median_s"] for r in _records(records) if "eager_median_s" in r)
+    if not eager:
+        return 0.0
+    mid = len(eager) // 2
+    return eager[mid] if len(eager) % 2 else (eager[mid - 1] + eager[mid]) / 2
+
+
+def weight_bytes_per_s(records: Iterable[dict] | str | Path | None = None) -> float:
+    """Weight-streaming rate (bytes/s): the gate/up GEMV ablation row, else the copy ceiling."""
+    recs = _records(records)
+    for r in recs:
+        if r["kind"] == "ablation" and "bytes_per_s" in r:
+            return float(r["bytes_per_s"])
+    c = ceilings(recs)
+    if "copy_bytes_per_s" in c:
+        return c["copy_bytes_per_s"]
+    raise ValueError("records need a GEMV ablation row or a device-copy ceiling row (field 'bytes_per_s')")
+
+
+# ---------------------------------------------------------------------------
+# The fit
+
+
+@dataclass(frozen=True)
+class Residual:
+    """One measured row against the model.
+
+    ``kind`` is ``"decode"`` or ``"prefill"``; ``batch``/``context`` describe a
+    decode row, ``chunk``/``prior`` a prefill row (0 where not applicable).
+    ``in_fit`` is False for rows the fit leaves out (eager prefill passes at the
+    launch floor).  ``error`` is predicted / measured - 1.
+    """
+
+    kind: str
+    batch: int
+    context: int
+    chunk: int
+    prior: int
+    measured_s: float
+    predicted_s: float
+    in_fit: bool
+
+    @property
+    def error(self) -> float:
+        """Relative error, predicted / measured - 1."""
+        return self.predicted_s / self.measured_s - 1
+
+
+_FLOOR_MARGIN = 1.3
+"""Prefill rows measured below this multiple of the eager floor are launch-bound: not fitted."""
+
+
+def _step_rows(recs: list[dict]) -> list[dict]:
+    return [r for r in recs if r["kind"] in ("decode", "prefill")]
+
+
+def _shape(r: dict) -> tuple[int, int, int, int]:
+    if r["kind"] == "decode":
+        return r["batch"], r["context"], 0, 0
+    return 0, 0, r["chunk"], r["prior"]
+
+
+def _in_fit(r: dict, floor_s: float) -> bool:
+    return r["kind"] == "decode" or r["median_s"] > _FLOOR_MARGIN * floor_s
+
+
+def _design(rows: list[dict], m: Model, saturate_ctas: float):
+    """Columns multiplying [fixed s/layer, s/FLOP linear, s/byte per CTA, s/FLOP chunk pairs, s/FLOP prior pairs]."""
+    pair = m.attention_flops_per_pair
+    X = []
+    for r in rows:
+        b, c, n, p = _shape(r)
+        ctas = min(b * m.kv_heads, saturate_ctas) if b else 1.0
+        X.append([
+            m.layers,
+            m.linear_flops_per_token * (b + n),
+            b * c * m.kv_bytes_per_token / ctas,
+            pair * n * n / 2,
+            pair * n * p,
+        ])
+    return X
+
+
+def _solve(rows: list[dict], m: Model, weight_rate: float, saturate_ctas: float):
+    import numpy as np
+
+    X = np.array(_design(rows, m, saturate_ctas), dtype=float)
+    t = np.array([r["median_s"] for r in rows], dtype=float)
+    y = t - m.weight_bytes / weight_rate
+    w = 1 / t  # relative errors: a 6 ms step counts as much as a 1.5 s one
+    # columns never exercised by these rows (e.g. no prior>0 prefill) are dropped
+    used = np.abs(X).sum(axis=0) > 0
+    coef = np.zeros(X.shape[1])
+    sol, *_ = np.linalg.lstsq(X[:, used] * w[:, None], y * w, rcond=None)
+    coef[used] = sol
+    rel = (X @ coef + (t - y)) / t - 1
+    return coef, float(np.sqrt(np.mean(rel**2)))
+
+
+def _fit_rows(rows: list[dict], m: Model, weight_rate: float, floor_s: float, source: str) -> StepModel:
+    import numpy as np
+
+    # One nonlinear parameter, the number of attention CTAs that saturate HBM:
+    # a log grid, then the linear parameters by weighted least squares at each.
+    grid = np.exp(np.linspace(np.log(8.0), np.log(2048.0), 321))
+    best = min(grid, key=lambda s: _solve(rows, m, weight_rate, float(s))[1])
+    coef, _ = _solve(rows, m, weight_rate, float(best))
+    inv = lambda v: float(1 / v) if v > 0 else math.inf  # noqa: E731  (unused column -> infinite rate)
+    return StepModel(
+        fixed_s_per_layer=float(coef[0]),
+        weight_bytes_per_s=float(weight_rate),
+        matmul_flops_per_s=inv(coef[1]),
+        kv_bytes_per_s_per_cta=inv(coef[2]),
+        kv_ctas_to_saturate=float(best),
+        chunk_attention_flops_per_s=inv(coef[3]),
+        prior_attention_flops_per_s=inv(coef[4]),
+        eager_floor_s=float(floor_s),
+        source=source,
+    )
+
+
+def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepModel:
+    """Fit the calibrated step model to a step-timing file (numpy least squares).
+
+    Parameters
+    ----------
+    records : list of dict, path or None
+        Validated records (:func:`load_records`) or a path; the shipped file by default.
+
+    Returns
+    -------
+    StepModel
+        ``weight_bytes_per_s`` and ``eager_floor_s`` are read off the file (GEMV
+        ablation row, eager decode rows); the nonlinear ``kv_ctas_to_saturate``
+        comes from a log grid; the other five rates and costs from weighted
+        linear least squares on relative error over every decode row and every
+        prefill row measured above 1.3 x the eager floor.
+    """
+    recs = _records(records)
+    m = model_from_records(recs)
+    floor = eager_floor_s(recs)
+    rows = [r for r in _step_rows(recs) if _in_fit(r, floor)]
+    env = next(r for r in recs if r["kind"] == "env")
+    source = f"least-squares fit to {len(rows)} timed steps on {env.get('gpu', 'a GPU')}"
+    return _fit_rows(rows, m, weight_bytes_per_s(recs), floor, source)
+
+
+def _predict(sm: StepModel, m: Model, r: dict) -> float:
+    b, c, n, p = _shape(r)
+    decode = (b, c) if b else None
+    prefills = [(n, p)] if n else []
+    return sm.step_s(m, decode=decode, prefills=prefills, eager=r["kind"] == "prefill")
+
+
+def residuals(step_model: StepModel | None = None,
+              records: Iterable[dict] | str | Path | None = None) -> list[Residual]:
+    """Measured against predicted step time for every decode and prefill row.
+
+    ``step_model`` defaults to the stored :data:`~lanes.engine.calibration.H200_LLAMA_8B`
+    when ``records`` is the shipped file, else to a fresh fit of ``records``.
+    """
+    recs = _records(records)
+    if step_model is None:
+        from .calibration import H200_LLAMA_8B
+
+        step_model = H200_LLAMA_8B if records is None else fit_step_model(recs)
+    m = model_from_records(recs)
+    floor = eager_floor_s(recs)
+    return [
+        Residual(r["kind"], *_shape(r), r["median_s"], _predict(step_model, m, r), _in_fit(r, floor))
+        for r in _step_rows(recs)
+    ]
+
+
+def leave_one_out(records: Iterable[dict] | str | Path | None = None) -> list[Residual]:
+    """Each fitted row predicted by a fit to all the other rows (rows outside the fit: the full fit).
+
+    The spread of ``error`` here is the honest accuracy to expect on a shape the
+    file does not hold but that lies among its shapes.
+    """
+    recs = _records(records)
+    m = model_from_records(recs)
+    floor = eager_floor_s(recs)
+    rate = weight_bytes_per_s(recs)
+    rows = _step_rows(recs)
+    fitted = [r for r in rows if _in_fit(r, floor)]
+    full = fit_step_model(recs)
+    out = []
+    for r in rows:
+        if _in_fit(r, floor):
+            sm = _fit_rows([q for q in fitted if q is not r], m, rate, floor, "leave-one-out")
+        else:
+            sm = full
+        out.append(Residual(r["kind"], *_shape(r), r["median_s"], _predict(sm, m, r), _in_fit(r, floor)))
+    return out
+
+
+def hardware_from_file(path: str | Path | None = None, *, name: str = "measured",
+                       memory_bytes: float | None = None) -> Hardware:
+    """A hardware profile calibrated on ``path`` (the shipped file by default).
+
+    The roofline fields hold the file's measured ceilings (device copy, matrix
+    product); ``memory_bytes`` comes from the env line unless given.  Step
+    costs use the fitted :class:`StepModel`.
+    """
+    recs = load_records(path)
+    env = next(r for r in recs if r["kind"] == "env")
+    sm = fit_step_model(recs)
+    c = ceilings(recs)
+    mem = memory_bytes if memory_bytes is not None else float(env.get("memory_bytes", 80 * GB))
+    return Hardware(
+        name=name,
+        hbm_bytes_per_s=c.get("copy_bytes_per_s", sm.weight_bytes_per_s),
+        bf16_flops_per_s=c.get("matmul_flops_per_s", sm.matmul_flops_per_s),
+        memory_bytes=mem,
+        source=sm.source,
+        calibration=sm,
+    )
+
+
+__all__ = [
+    "DEFAULT_PATH", "KINDS", "Residual", "ceilings", "eager_floor_s", "fit_step_model",
+    "hardware_from_file", "leave_one_out", "link_rates", "load", "load_records",
+    "model_from_records", "residuals", "weight_bytes_per_s",
+]

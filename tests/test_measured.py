@@ -1,0 +1,172 @@
+"""Measured GPU steps: the loader, the calibrated step model, ``steptime`` and the measurement script."""
+
+import json
+import math
+import statistics
+from dataclasses import fields
+
+import pytest
+
+from lanes.engine import measured
+from lanes.engine.calibration import H200_LLAMA_8B, StepModel
+from lanes.engine.hardware import get_hardware, get_model
+
+SHIPPED = measured.load_records()
+
+
+def _raw_lines():
+    return measured.DEFAULT_PATH.read_text().splitlines()
+
+
+def _write(tmp_path, lines, name="steps.jsonl"):
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def _replace_line(tmp_path, index, change):
+    lines = _raw_lines()
+    rec = json.loads(lines[index])
+    change(rec)
+    lines[index] = json.dumps(rec)
+    return _write(tmp_path, lines)
+
+
+def _first(kind):
+    return next(i for i, line in enumerate(_raw_lines()) if json.loads(line)["kind"] == kind)
+
+
+class TestLoader:
+    def test_shipped_file_loads_every_line(self):
+        assert len(SHIPPED) == len([line for line in _raw_lines() if line.strip()])
+        kinds = {r["kind"] for r in SHIPPED}
+        assert kinds == set(measured.KINDS)
+
+    def test_dataframe_has_a_row_per_record_and_the_fields(self):
+        df = measured.load()
+        assert len(df) == len(SHIPPED)
+        assert list(df["line"]) == list(range(1, len(SHIPPED) + 1))
+        decode = df[df["kind"] == "decode"]
+        assert decode["batch"].max() == 256
+        assert (decode["median_s"] > 0).all()
+
+    def test_model_shape_is_llama_8b(self):
+        m = measured.model_from_records(SHIPPED)
+        cat = get_model("llama-3.1-8b")
+        assert (m.layers, m.d_model, m.kv_heads, m.head_dim) == (cat.layers, cat.d_model, cat.kv_heads, cat.head_dim)
+        assert m.kv_bytes_per_token == 131072 == cat.kv_bytes_per_token
+
+    def test_link_rates_and_ceilings(self):
+        links = measured.link_rates(SHIPPED)
+        assert round(links["pinned_out"] / 1e9) == 55
+        assert round(links["pageable_out"] / 1e9, 1) == 13.6
+        assert round(links["pageable_back"] / 1e9, 1) == 6.5
+        c = measured.ceilings(SHIPPED)
+        assert 3.7e12 < c["copy_bytes_per_s"] < 3.8e12
+        assert 7.3e14 < c["matmul_flops_per_s"] < 7.4e14
+
+    @pytest.mark.parametrize(
+        "change, field",
+        [
+            (lambda r: r.pop("median_s"), "median_s"),
+            (lambda r: r.update(median_s=-1), "median_s"),
+            (lambda r: r.update(median_s="fast"), "median_s"),
+            (lambda r: r.update(batch=0), "batch"),
+            (lambda r: r.update(batch=2.5), "batch"),
+            (lambda r: r.update(context=-5), "context"),
+            (lambda r: r.update(kind="decoded"), "kind"),
+            (lambda r: r.update(min_s=float("nan")), "min_s"),
+        ],
+    )
+    def test_malformed_decode_line_names_line_and_field(self, tmp_path, change, field):
+        i = _first("decode")
+        p = _replace_line(tmp_path, i, change)
+        with pytest.raises(ValueError, match=rf"steps\.jsonl line {i + 1}: field '{field}'"):
+            measured.load_records(p)
+
+    def test_malformed_prefill_and_env_lines(self, tmp_path):
+        i = _first("prefill")
+        p = _replace_line(tmp_path, i, lambda r: r.pop("chunk"))
+        with pytest.raises(ValueError, match=rf"line {i + 1}: field 'chunk' is missing"):
+            measured.load_records(p)
+        j = _first("env")
+        p = _replace_line(tmp_path, j, lambda r: r["shape"].update(kv_heads=0))
+        with pytest.raises(ValueError, match=rf"line {j + 1}: field 'shape.kv_heads'"):
+            measured.load_records(p)
+
+    def test_invalid_json_names_the_line(self, tmp_path):
+        lines = _raw_lines()
+        lines[5] = lines[5][:-3]
+        with pytest.raises(ValueError, match=r"line 6: not valid JSON"):
+            measured.load_records(_write(tmp_path, lines))
+
+    def test_file_without_env_or_steps_is_refused(self, tmp_path):
+        lines = [line for line in _raw_lines() if json.loads(line)["kind"] != "env"]
+        with pytest.raises(ValueError, match="field 'kind' has no 'env' line"):
+            measured.load_records(_write(tmp_path, lines))
+        lines = [line for line in _raw_lines() if json.loads(line)["kind"] != "prefill"]
+        with pytest.raises(ValueError, match="needs both 'decode' and 'prefill'"):
+            measured.load_records(_write(tmp_path, lines))
+
+    def test_blank_lines_are_skipped_but_counted(self, tmp_path):
+        lines = _raw_lines()
+        i = _first("decode")
+        rec = json.loads(lines[i])
+        rec["median_s"] = 0
+        lines[i] = json.dumps(rec)
+        lines.insert(1, "")
+        with pytest.raises(ValueError, match=rf"line {i + 2}: field 'median_s'"):
+            measured.load_records(_write(tmp_path, lines))
+
+
+class TestFit:
+    def test_refit_reproduces_the_stored_coefficients(self):
+        fit = measured.fit_step_model()
+        for f in fields(StepModel):
+            a, b = getattr(fit, f.name), getattr(H200_LLAMA_8B, f.name)
+            if isinstance(b, float):
+                assert a == pytest.approx(b, rel=1e-9), f.name
+            else:
+                assert a == b, f.name
+
+    def test_parameters_are_physical(self):
+        sm = H200_LLAMA_8B
+        c = measured.ceilings(SHIPPED)
+        # achieved rates lie below the measured ceilings and the H200 datasheet
+        assert 0.5 * c["matmul_flops_per_s"] < sm.matmul_flops_per_s < c["matmul_flops_per_s"]
+        assert sm.prior_attention_flops_per_s < sm.chunk_attention_flops_per_s < c["matmul_flops_per_s"]
+        assert 3.5e12 < sm.kv_bytes_per_s < get_hardware("h200").hbm_bytes_per_s
+        assert 0 < sm.fixed_s_per_layer < 1e-4
+        assert sm.eager_floor_s == pytest.approx(statistics.median(
+            [r["eager_median_s"] for r in SHIPPED if "eager_median_s" in r]))
+
+    def test_residuals_within_stated_bounds(self):
+        res = [r for r in measured.residuals() if r.in_fit]
+        assert len(res) == 36
+        errs = [abs(r.error) for r in res]
+        assert statistics.median(errs) < 0.03
+        assert max(errs) < 0.09
+
+    def test_leave_one_out_within_stated_bounds(self):
+        loo = [r for r in measured.leave_one_out() if r.in_fit]
+        errs = [abs(r.error) for r in loo]
+        assert statistics.median(errs) < 0.03
+        assert max(errs) < 0.11
+        # leaving a row out can only make its own prediction worse or equal on average
+        full = {(r.kind, r.batch, r.context, r.chunk, r.prior): abs(r.error) for r in measured.residuals()}
+        assert statistics.mean(errs) >= statistics.mean(full[(r.kind, r.batch, r.context, r.chunk, r.prior)] for r in loo)
+
+    def test_rows_out_of_the_fit_are_the_launch_bound_prefills(self):
+        out = [r for r in measured.residuals() if not r.in_fit]
+        assert {(r.chunk, r.prior) for r in out} == {(512, 0), (1024, 0), (512, 2048)}
+        assert all(r.predicted_s >= H200_LLAMA_8B.eager_floor_s for r in out)
+
+    def test_ablation_rows_agree_with_the_attention_term(self):
+        # measured attention share of a decode step: with minus without attention
+        m = get_model("llama-3.1-8b")
+        abl = {(r["batch"], r["attention"]): r["median_s"] for r in SHIPPED
+               if r["kind"] == "ablation" and "attention" in r and r["lm_head"]}
+        for b in (1, 64):
+            measured_attn = abl[(b, True)] - abl[(b, False)]
+            model_attn = H200_LLAMA_8B.breakdown(m, decode=(b, 2048))["decode_attention_s"]
+            assert model_attn == pytest.approx(measured_attn, rel=0.25), b
