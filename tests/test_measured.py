@@ -170,3 +170,82 @@ class TestFit:
             measured_attn = abl[(b, True)] - abl[(b, False)]
             model_attn = H200_LLAMA_8B.breakdown(m, decode=(b, 2048))["decode_attention_s"]
             assert model_attn == pytest.approx(measured_attn, rel=0.25), b
+
+
+class TestSteptimeCli:
+    def _json(self, capsys, argv):
+        from lanes.cli import main
+
+        assert main(["steptime", *argv, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    def test_decode_row_of_the_file_within_its_residual(self, capsys):
+        row = next(r for r in SHIPPED if r["kind"] == "decode" and r["batch"] == 64 and r["context"] == 2048)
+        out = self._json(capsys, ["--hardware", "h200-measured", "--model", "llama-3.1-8b",
+                                  "--decode", "64", "2048"])
+        assert out["step_s"] == pytest.approx(row["median_s"], rel=0.09)
+        assert sum(out["breakdown"].values()) == pytest.approx(out["step_s"])
+
+    def test_mixed_step_sums_the_parts_and_shares_one_weight_read(self, capsys):
+        m = get_model("llama-3.1-8b")
+        both = self._json(capsys, ["--decode", "64", "2048", "--prefill", "512", "0", "--prefill", "256", "1024"])
+        dec = self._json(capsys, ["--decode", "64", "2048"])
+        pre = self._json(capsys, ["--prefill", "512", "0", "--prefill", "256", "1024"])
+        shared = both["breakdown"]["weights_s"] + both["breakdown"]["fixed_s"]
+        assert both["step_s"] == pytest.approx(dec["step_s"] + pre["step_s"] - shared)
+        assert both["tokens"] == 64 + 512 + 256
+        assert both["step_s"] == pytest.approx(H200_LLAMA_8B.step_s(m, decode=(64, 2048),
+                                                                    prefills=[(512, 0), (256, 1024)]))
+
+    def test_eager_prefill_is_held_at_the_launch_floor(self, capsys):
+        out = self._json(capsys, ["--prefill", "512", "2048", "--eager"])
+        row = next(r for r in SHIPPED if r["kind"] == "prefill" and r["chunk"] == 512 and r["prior"] == 2048)
+        assert out["step_s"] == pytest.approx(row["median_s"], rel=0.02)
+        assert out["breakdown"]["launch_s"] > 0
+
+    def test_datasheet_profile_uses_the_roofline(self, capsys):
+        from lanes.engine.steps import step_cost
+
+        out = self._json(capsys, ["--hardware", "h200", "--decode", "64", "2048"])
+        cost = step_cost([(2048, 1)] * 64, model=get_model("llama-3.1-8b"), hardware=get_hardware("h200"))
+        assert out["step_s"] == pytest.approx(cost.duration_s)
+        assert out["step_s"] < measured.residuals()[0].measured_s * 2  # sanity: milliseconds
+
+    def test_human_line(self, capsys):
+        from lanes.cli import main
+
+        assert main(["steptime", "--decode", "8", "512"]) == 0
+        text = capsys.readouterr().out
+        assert text.count("\n") == 1 and "step" in text and "ms" in text
+
+    @pytest.mark.parametrize(
+        "argv, word",
+        [
+            (["--hardware", "tpu", "--decode", "1", "1"], "hardware"),
+            (["--model", "gpt", "--decode", "1", "1"], "model"),
+            (["--decode", "-1", "512"], "--decode BATCH"),
+            (["--decode", "8", "-512"], "--decode CONTEXT"),
+            (["--prefill", "0", "0"], "--prefill TOKENS"),
+            (["--prefill", "16", "-1"], "--prefill PRIOR"),
+            ([], "--decode or --prefill"),
+            (["--hardware", "h200", "--decode", "1", "1", "--eager"], "--eager"),
+        ],
+    )
+    def test_bad_input_exits_2_with_one_line(self, capsys, argv, word):
+        from lanes.cli import main
+
+        assert main(["steptime", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and word in err
+
+    def test_cli_path_imports_no_numpy_or_pandas(self):
+        import subprocess
+        import sys
+
+        code = ("import sys; from lanes.cli import main; main(['steptime', '--decode', '64', '2048', "
+                "'--prefill', '512', '0', '--json']); "
+                "bad = [m for m in ('numpy', 'pandas', 'matplotlib') if m in sys.modules]; "
+                "assert not bad, bad")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["step_s"] > 0

@@ -1,9 +1,12 @@
-"""Engine-level subcommands: ``chains`` (the eight card chains) and ``prefill`` (step simulator).
+"""Engine-level subcommands: ``chains``, ``prefill`` (step simulator) and ``steptime`` (one step).
 
 ``python -m lanes chains [--json]`` prints every chain with the card's inputs.
 ``python -m lanes prefill --budget 8192 --order fcfs --prompts 32768 500 500 [--json]``
 runs :func:`lanes.engine.steps.simulate` for prompts that all arrive at t = 0, in the
-order given.  Only the standard library is imported here.
+order given.
+``python -m lanes steptime --hardware h200-measured --model llama-3.1-8b --decode 64 2048
+--prefill 512 0 [--json]`` prices one engine step holding a decode group and any
+number of prefill chunks.  Only the standard library is imported here.
 """
 
 from __future__ import annotations
@@ -55,6 +58,30 @@ def add_subcommands(subparsers) -> None:
     prefill.add_argument("--mfu", type=float, default=0.5, help="model FLOPs utilisation in (0, 1] (default 0.5)")
     prefill.add_argument("--json", action="store_true", help="one JSON object of unrounded numbers")
     prefill.set_defaults(func=_prefill)
+
+    steptime = subparsers.add_parser(
+        "steptime",
+        help="time of one engine step: a decode group plus prefill chunks",
+        description=(
+            "Price one engine step holding a decode group (BATCH sequences with CONTEXT tokens "
+            "cached each) and any number of prefill chunks (TOKENS processed behind PRIOR cached "
+            "tokens, one --prefill per chunk). A calibrated profile such as h200-measured uses "
+            "the step model fitted to measured steps; a datasheet profile uses the roofline."
+        ),
+    )
+    steptime.add_argument("--hardware", default="h200-measured", help="hardware name (default h200-measured)")
+    steptime.add_argument("--model", default="llama-3.1-8b", help="model name (default llama-3.1-8b)")
+    steptime.add_argument("--decode", nargs=2, type=int, metavar=("BATCH", "CONTEXT"),
+                          help="decoders in the step and tokens cached per decoder")
+    steptime.add_argument("--prefill", nargs=2, type=int, action="append", default=[],
+                          metavar=("TOKENS", "PRIOR"),
+                          help="one prefill chunk: tokens processed, tokens already cached (repeatable)")
+    steptime.add_argument("--eager", action="store_true",
+                          help="launched kernel by kernel, not as a CUDA graph (calibrated profiles only)")
+    steptime.add_argument("--mfu", type=float, default=0.5,
+                          help="model FLOPs utilisation for datasheet profiles (default 0.5)")
+    steptime.add_argument("--json", action="store_true", help="one JSON object of unrounded numbers")
+    steptime.set_defaults(func=_steptime)
 
 
 # ---------------------------------------------------------------------------
@@ -150,4 +177,75 @@ def _prefill(args: argparse.Namespace) -> int:
         bound = "memory" if s.memory_s > s.linear_s + s.attention_s else "compute"
         print(f"{s.index:>4}  {_fmt_seconds(s.start_s):>10}  {_fmt_seconds(s.duration_s):>10}  "
               f"{s.prefill_tokens:>8,}  {s.decode_tokens:>6,}  {bound:>7}")
+    return 0
+
+
+def steptime(
+    *,
+    hardware: str = "h200-measured",
+    model: str = "llama-3.1-8b",
+    decode: tuple[int, int] | None = None,
+    prefills: list[tuple[int, int]] | tuple = (),
+    eager: bool = False,
+    mfu: float = 0.5,
+) -> dict:
+    """The ``steptime`` result as a dict: ``step_s`` and a ``breakdown`` of seconds.
+
+    On a calibrated profile the breakdown holds the parts of
+    :meth:`lanes.engine.calibration.StepModel.breakdown` (they add up to
+    ``step_s``); on a datasheet profile it holds the roofline's ``memory_s``,
+    ``linear_s`` and ``attention_s`` (the step is the larger of memory and
+    their sum).  Raises ``ValueError`` naming the parameter on bad input.
+    """
+    from .. import _checks
+    from .hardware import get_hardware, get_model
+    from .steps import step_cost
+
+    h, m = get_hardware(hardware), get_model(model)
+    if decode is not None:
+        batch = _checks.integer("--decode BATCH", decode[0], lo=1)
+        context = _checks.integer("--decode CONTEXT", decode[1], lo=0)
+    else:
+        batch, context = 0, 0
+    chunks = [
+        (_checks.integer("--prefill TOKENS", n, lo=1), _checks.integer("--prefill PRIOR", p, lo=0))
+        for n, p in prefills
+    ]
+    if not batch and not chunks:
+        raise ValueError("--decode or --prefill must give the step some work (got neither)")
+    mfu = _checks.number("--mfu", mfu, lo=0, hi=1, lo_open=True)
+    if h.calibration is not None:
+        parts = h.calibration.breakdown(m, decode=(batch, context), prefills=chunks, eager=eager)
+        step = parts.pop("step_s")
+    else:
+        if eager:
+            raise ValueError(f"--eager needs a calibrated hardware profile such as h200-measured (got {hardware!r})")
+        cost = step_cost([(context, 1)] * batch + [(p, n) for n, p in chunks], model=m, hardware=h, mfu=mfu)
+        parts = {"memory_s": cost.memory_s, "linear_s": cost.linear_s, "attention_s": cost.attention_s}
+        step = cost.duration_s
+    return {
+        "step_s": step,
+        "breakdown": parts,
+        "hardware": hardware,
+        "model": model,
+        "decode": [batch, context] if batch else None,
+        "prefill": [list(c) for c in chunks],
+        "eager": eager,
+        "tokens": batch + sum(n for n, _ in chunks),
+    }
+
+
+def _steptime(args: argparse.Namespace) -> int:
+    out = steptime(hardware=args.hardware, model=args.model, decode=args.decode,
+                   prefills=args.prefill, eager=args.eager, mfu=args.mfu)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    work = []
+    if out["decode"]:
+        work.append(f"decode {out['decode'][0]:,} x {out['decode'][1]:,}")
+    work += [f"prefill {n:,} (prior {p:,})" for n, p in out["prefill"]]
+    parts = ", ".join(f"{k[:-2].replace('_', ' ')} {_fmt_seconds(v)}" for k, v in out["breakdown"].items() if v)
+    mode = " eager" if args.eager else ""
+    print(f"{args.model} on {args.hardware}{mode}: {' + '.join(work)}: step {_fmt_seconds(out['step_s'])} ({parts})")
     return 0
