@@ -1,6 +1,6 @@
 """Step 2 of grading: recompute every expected value for a student's variant and compare.
 
-Run by ``scripts/grade.py`` as ``python -I -m lanes.exercises.judge SOLUTIONS_DIR``: a fresh,
+Run by ``scripts/grade.py`` as ``python -I -c "...judge.main..." SOLUTIONS_DIR``: a fresh,
 isolated interpreter that imports the installed ``lanes``, reads the answers that step 1
 exported (JSON on stdin), validates their form again, loads each set's answer key
 ``SOLUTIONS_DIR/NN_slug/key.py`` and writes the scores as JSON on stdout. Nothing from
@@ -151,10 +151,10 @@ def grade_answers(spec: SetSpec, key: ModuleType, student: str, exported: dict) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -I -m lanes.exercises.judge SOLUTIONS_DIR`` < jobs.json > results.json."""
+    """Read jobs (JSON) on stdin, write results (JSON) on stdout; ``argv = [SOLUTIONS_DIR]``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -I -m lanes.exercises.judge SOLUTIONS_DIR < jobs.json", file=sys.stderr)
+        print("usage: judge SOLUTIONS_DIR < jobs.json", file=sys.stderr)
         return 2
     solutions = pathlib.Path(argv[0])
     jobs = json.load(sys.stdin)
