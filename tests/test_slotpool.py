@@ -202,15 +202,46 @@ class TestStreamSharing:
 
 
 class TestFastDraws:
-    def test_fast_path_is_used_here_and_agrees_with_the_fallback(self, monkeypatch):
+    """The draws read ahead in 32-bit words; they must be the library's calls, number for number."""
+
+    def test_words_path_is_used_here_and_agrees_with_the_library_calls(self, monkeypatch):
         from lanes.pool import arrivals
 
-        assert arrivals._FAST_OK, "getrandbits path disagrees with randint on this interpreter"
+        assert arrivals._words_agree(), "the word recipes disagree with random.Random on this interpreter"
         sc = Scenario(hours=0.2, backlog=50)
+        arrivals._draw.__wrapped__(*_draw_args(sc))
+        assert arrivals._WORDS_OK is True
         fast = arrivals._draw.__wrapped__(*_draw_args(sc))
-        monkeypatch.setattr(arrivals, "_FAST_OK", False)
+        monkeypatch.setattr(arrivals, "_WORDS_OK", False)
         slow = arrivals._draw.__wrapped__(*_draw_args(sc))
         assert fast == slow
+
+    @pytest.mark.parametrize(
+        "batch, inter, rates",
+        [((60, 180), (4, 12), (2.0, 5.0)), ((1, 1000), (1, 300), (20.0, 60.0)), ((1, 1), (200, 255), (0.0, 9.0)),
+         ((5, 5), (256, 256), (1.0, 1.0))],
+    )
+    def test_words_match_calls_for_narrow_and_wide_ranges(self, batch, inter, rates):
+        import random
+
+        from lanes.pool import arrivals
+
+        curve = arrivals._rates(rates[0], rates[1], 900)
+        for seed in (0, 3, 12345):
+            words = arrivals._draw_with_words(random.Random(seed), curve, 77, batch, inter)
+            calls = arrivals._draw_with_calls(random.Random(seed), curve, 77, batch, inter)
+            assert words == calls
+
+    def test_running_out_of_words_draws_more(self, monkeypatch):
+        import random
+
+        from lanes.pool import arrivals
+
+        curve = arrivals._rates(2.0, 5.0, 1200)
+        calls = arrivals._draw_with_calls(random.Random(9), curve, 300, (60, 180), (4, 12))
+        init = arrivals._Words.__init__
+        monkeypatch.setattr(arrivals._Words, "__init__", lambda self, rng, n: init(self, rng, 10))
+        assert arrivals._draw_with_words(random.Random(9), curve, 300, (60, 180), (4, 12)) == calls
 
 
 def _draw_args(sc):

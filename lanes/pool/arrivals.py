@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 import random
+import re
+from array import array
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, compress, repeat
 from operator import add
-from collections import Counter
 from typing import Callable, Iterable
 
 from .scenario import Scenario
@@ -65,44 +67,192 @@ def poisson_count(lam: float, u: float) -> int:
     return _MAX_POISSON_TERMS
 
 
-def _randint_for(rng: random.Random, lo: int, hi: int) -> Callable[[], int]:
-    """A draw of ``rng.randint(lo, hi)``, consuming the generator exactly as it does.
+# --- drawing many numbers at once ---------------------------------------------------
+#
+# CPython's Mersenne Twister hands out 32-bit words, and every call the anchor
+# program makes is a fixed recipe over the next words:
+#
+# * ``rng.random()`` takes two words a, b and returns
+#   ``((a >> 5) * 2**26 + (b >> 6)) / 2**53``;
+# * ``rng.randint(lo, hi)`` with ``n = hi - lo + 1`` and ``k = n.bit_length()``
+#   takes one word w, keeps its top k bits ``w >> (32 - k)``, and accepts them if
+#   they are below n (``lo`` plus them is the draw); otherwise it takes the next
+#   word and tries again;
+# * ``rng.getrandbits(32 * m)`` returns the next m words at once, the first in
+#   the lowest 32 bits.
+#
+# So one ``getrandbits`` call yields all the words a run needs, and which words
+# a randint accepts, and the values there, can be worked out for all of them
+# with a few C-level passes (bytes.translate, itertools.compress) instead of a
+# Python call per draw.  What stays a Python loop is the walk over ticks: where
+# tick t's uniform number sits depends on how many words tick t - 1 used.
+# :func:`_words_agree` checks these recipes against the library once per
+# process; if they ever disagree, the draws fall back to the library's calls.
 
-    CPython draws ``randint(a, b)`` as ``a + getrandbits(k)`` with rejection,
-    where ``k = (b - a + 1).bit_length()``.  Fixing the range once and calling
-    ``getrandbits`` directly skips the library's argument checks on every
-    draw.  :func:`_fast_path_agrees` confirms at import that this interpreter
-    draws the same numbers; if not, the library's own ``randint`` is used.
+
+class _Words:
+    """The 32-bit words of one generator, drawn ahead, and where a randint accepts.
+
+    ``words[i]`` is the i-th output of ``rng``; more are drawn on demand.
     """
-    if not _FAST_OK:
-        return lambda: rng.randint(lo, hi)
-    getrandbits = rng.getrandbits
-    n = hi - lo + 1
-    k = n.bit_length()
 
-    def draw() -> int:
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return lo + r
+    def __init__(self, rng: random.Random, n: int) -> None:
+        self.rng = rng
+        self.raw = b""
+        self.words: array | list[int] = []
+        self.more(n)
 
-    return draw
+    def more(self, n: int) -> None:
+        """Draw ``n`` more words from the generator."""
+        self.raw += self.rng.getrandbits(32 * n).to_bytes(4 * n, "little")
+        self.words = array("I", self.raw) if _NATIVE_WORDS else _unpack(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw) // 4
+
+    def accepted(self, lo: int, hi: int, start: int, stop: int) -> tuple[bytes, list[int]]:
+        """Where ``randint(lo, hi)`` accepts among words ``[start, stop)``, and what it returns.
+
+        Returns ``ok``, one byte per word (1 if accepted, else 0), and the
+        values drawn at the accepted words, in order.
+        """
+        n = hi - lo + 1
+        k = n.bit_length()
+        if k <= 8 and hi < 256:
+            # Only the top byte of a word matters: two 256-entry tables map it
+            # to "accepted?" and to the value, at C speed.
+            top = self.raw[4 * start + 3 : 4 * stop : 4]
+            ok = top.translate(bytes(int(b >> (8 - k) < n) for b in range(256)))
+            value = top.translate(bytes(lo + (b >> (8 - k)) if b >> (8 - k) < n else 0 for b in range(256)))
+            return ok, list(compress(value, ok))
+        top_bits = [w >> (32 - k) for w in self.words[start:stop]]
+        ok = bytes(map(n.__gt__, top_bits))
+        return ok, [lo + v for v in compress(top_bits, ok)]
 
 
-def _fast_path_agrees() -> bool:
-    global _FAST_OK
-    _FAST_OK = True
-    a, b = random.Random(20261129), random.Random(20261129)
-    ranges = [(4, 12), (60, 180), (1, 1), (0, 1000), (7, 8)]
-    draws = [_randint_for(a, lo, hi) for lo, hi in ranges]
-    ok = all(draw() == b.randint(lo, hi) for _ in range(50) for draw, (lo, hi) in zip(draws, ranges))
-    ok = ok and a.random() == b.random()
-    _FAST_OK = ok
-    return ok
+def _unpack(raw: bytes) -> list[int]:
+    return [int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4)]
 
 
-_FAST_OK = False
-_fast_path_agrees()
+_NATIVE_WORDS = array("I").itemsize == 4 and array("I", b"\x01\x00\x00\x00")[0] == 1
+
+
+@lru_cache(maxsize=None)
+def _skip(k: int) -> Callable:
+    """A matcher over ``ok`` bytes that spans the words k accepted draws use.
+
+    ``_skip(k)(ok, p).end()`` is the position just after the k-th accepted
+    word at or after ``p`` (rejected words in between are skipped); ``None``
+    when the words run out first.
+    """
+    return re.compile(b"(?:\\x00*\\x01){%d}" % k).match
+
+
+def _draw_with_words(
+    rng: random.Random,
+    rates: list[float],
+    n_backlog: int,
+    batch_service_s: tuple[int, int],
+    inter_service_s: tuple[int, int],
+) -> tuple[list[int], list[int], list[int]]:
+    """The backlog, the arrivals per tick and their service times, from words drawn ahead."""
+    blo, bhi = batch_service_s
+    ilo, ihi = inter_service_s
+    bn, inn = bhi - blo + 1, ihi - ilo + 1
+    # Words expected: a randint uses 2**k / n words on average, a uniform two.
+    # A few percent spare; more are drawn if they run out.
+    for_backlog = int(1.02 * n_backlog * (1 << bn.bit_length()) / bn) + 64
+    for_ticks = int(2 * len(rates) + 1.05 * sum(rates) * (1 << inn.bit_length()) / inn) + 64
+    words = _Words(rng, for_backlog + for_ticks)
+
+    # The backlog: the first n_backlog accepted draws.
+    while True:
+        ok, backlog = words.accepted(blo, bhi, 0, for_backlog)
+        if len(backlog) >= n_backlog:
+            break
+        words.more(for_backlog)
+        for_backlog *= 2
+    p = _skip(n_backlog)(ok, 0).end() if n_backlog else 0
+    del backlog[n_backlog:]
+
+    # The ticks.  From word p on, ``ok[i]`` says whether word p + i would be
+    # accepted and ``values[j]`` is the j-th accepted value; q walks the words
+    # and j the accepted values.
+    ok, values = words.accepted(ilo, ihi, p, len(words))
+    w = words.words[p:]
+    counts: list[int] = []
+    service: list[int] = []
+    q = j = 0
+    for lam in rates:
+        if q + 2 > len(ok):
+            ok, values, w = _more_words(words, p, ok, values, ilo, ihi, len(rates))
+        # the tick's uniform number: two words, whatever randint would make of them
+        u = ((w[q] >> 5) * 67108864.0 + (w[q + 1] >> 6)) * (1.0 / 9007199254740992.0)
+        j += ok[q] + ok[q + 1]
+        q += 2
+        # Poisson(lam) by inverse CDF, term by term, as the anchor program does.
+        if u < 0.999999:
+            k = 0
+            term = cum = _exp(-lam)
+            while u > cum:
+                k += 1
+                term *= lam / k
+                cum += term
+        else:  # so close to 1 that rounding may stop the sum short of u
+            k = poisson_count(lam, u)
+        counts.append(k)
+        if k:  # k service times: the next k accepted words
+            skip = _skip(k)
+            while (m := skip(ok, q)) is None:
+                ok, values, w = _more_words(words, p, ok, values, ilo, ihi, 8 * k)
+            service += values[j : j + k]
+            j += k
+            q = m.end()
+    return backlog, counts, service
+
+
+def _more_words(words: _Words, p: int, ok: bytes, values: list[int], lo: int, hi: int, n: int):
+    """Draw ``n`` more words and extend ``ok``, ``values`` and the words from ``p``."""
+    old = len(words)
+    words.more(n + 64)
+    more_ok, more_values = words.accepted(lo, hi, old, len(words))
+    return ok + more_ok, values + more_values, words.words[p:]
+
+
+def _draw_with_calls(
+    rng: random.Random,
+    rates: list[float],
+    n_backlog: int,
+    batch_service_s: tuple[int, int],
+    inter_service_s: tuple[int, int],
+) -> tuple[list[int], list[int], list[int]]:
+    """The same draws as :func:`_draw_with_words`, one library call at a time."""
+    uniform, randint = rng.random, rng.randint
+    backlog = [randint(*batch_service_s) for _ in range(n_backlog)]
+    counts: list[int] = []
+    service: list[int] = []
+    for lam in rates:
+        k = poisson_count(lam, uniform())
+        counts.append(k)
+        service += [randint(*inter_service_s) for _ in range(k)]
+    return backlog, counts, service
+
+
+def _words_agree() -> bool:
+    """True when this interpreter's generator follows the recipes above."""
+    try:
+        for seed, ranges in ((20261129, ((4, 12), (60, 180))), (7, ((1, 1), (0, 1000))), (3, ((7, 8), (0, 255)))):
+            rates = [0.5, 3.0, 40.0, 0.0, 7.5] * 20
+            a = _draw_with_words(random.Random(seed), rates, 50, *ranges)
+            b = _draw_with_calls(random.Random(seed), rates, 50, *ranges)
+            if a != b:
+                return False
+        return True
+    except Exception:  # pragma: no cover - an interpreter unlike CPython
+        return False
+
+
+_WORDS_OK: bool | None = None  # checked on the first draw
 
 
 @dataclass(frozen=True)
@@ -170,26 +320,20 @@ def _draw(
     trough_rate: float,
     peak_rate: float,
 ) -> ArrivalStream:
+    global _WORDS_OK
+    if _WORDS_OK is None:
+        _WORDS_OK = _words_agree()
     rng = random.Random(seed)
-    uniform = rng.random
-    batch_draw = _randint_for(rng, *batch_service_s)
-    inter_draw = _randint_for(rng, *inter_service_s)
-
-    backlog = tuple([batch_draw() for _ in range(n_backlog)])
-    counts: list[int] = []  # arrivals per tick
-    service: list[int] = []
-    for lam in _rates(trough_rate, peak_rate, ticks):
-        k = poisson_count(lam, uniform())
-        counts.append(k)
-        for _ in range(k):
-            service.append(inter_draw())
+    rates = _rates(trough_rate, peak_rate, ticks)
+    draw = _draw_with_words if _WORDS_OK else _draw_with_calls
+    backlog, counts, service = draw(rng, rates, n_backlog, batch_service_s, inter_service_s)
     when = tuple(chain.from_iterable(map(repeat, range(ticks), counts)))
     zero_wait_end = tuple(map(add, when, service))
     ends_at = [0] * (ticks + inter_service_s[1] + 1)
     for end, n in Counter(zero_wait_end).items():
         ends_at[end] = n
     return ArrivalStream(
-        backlog, when, tuple(service), tuple(accumulate(counts)), zero_wait_end, tuple(ends_at)
+        tuple(backlog), when, tuple(service), tuple(accumulate(counts)), zero_wait_end, tuple(ends_at)
     )
 
 

@@ -1,19 +1,32 @@
-"""The slot-pool simulator: interactive requests and a batch backlog on one pool.
+"""The fast slot-pool simulator behind :func:`lanes.simulate` and :func:`lanes.run_table`.
 
-One tick is one second.  Within a tick, in this order: the tick's arrivals
-join the interactive queue; jobs whose time is up leave their slots; a
-preempting policy evicts batch jobs for interactive requests that find no free
-slot; free slots are filled (batch first under ``fifo``; otherwise interactive
-first, then batch while the policy's headroom allows); busy slots are counted.
+It computes exactly what the plain per-tick model in :mod:`lanes.pool.reference`
+computes (the tests compare the two on thousands of random scenarios), but it
+never looks at a slot that nothing happens to.  Three ideas make that work:
 
-The engine is event-driven: a job's completion tick is known when it starts,
-so completions are counted in per-tick buckets instead of touching every
-running job every tick.  The random draws live in :mod:`lanes.pool.arrivals` and
-are shared by every policy run on the same scenario.
+1. **Release buckets.**  A job's slot time is known when it starts, so the tick
+   it will free its slot is known too.  Instead of a list of running jobs that
+   is counted down every tick, the engine adds one to ``ends[start + service]``
+   and, when the loop reaches that tick, frees ``ends[t]`` slots at once.
+2. **Pre-booked releases.**  Under headroom and preemption almost every
+   interactive request gets a slot in the tick it arrives, so its release tick
+   is ``arrival + service``, known before the run starts.  The arrival stream
+   carries that histogram (``zero_wait_ends_at``); policies that admit most
+   requests on arrival start from it and only move the releases of the few
+   requests that had to wait.
+3. **Shared draws.**  The random numbers do not depend on the policy, so they
+   are drawn once per scenario (:mod:`lanes.pool.arrivals`) and every policy of
+   a table reads the same stream.
+
+Within a tick the steps run in the course's order: the tick's arrivals join the
+interactive queue; slots whose time is up are freed; a preempting policy evicts
+batch jobs for waiting interactive requests; free slots are filled (interactive
+first, then batch while the headroom allows; batch first under ``fifo``).
 """
 
 from __future__ import annotations
 
+import gc
 from operator import sub
 
 from .arrivals import ArrivalStream, draw_stream
@@ -65,171 +78,273 @@ def run_table(
 
 
 def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResult:
-    T = scenario.ticks
-    slots = scenario.slots
-    cost = scenario.preempt_cost_s
-    arr_service = stream.inter_service_s
-    arr_tick = stream.arrival_tick
-    zero_wait_end = stream.zero_wait_end
-    arrived_by = stream.arrived_by
-    backlog = stream.batch_service_s
-    n_backlog = len(backlog)
+    """Simulate one policy on a drawn stream and summarise it."""
+    # A run makes tens of thousands of small lists that never form reference
+    # cycles; pausing the cycle collector saves it from scanning them (and the
+    # large stream) over and over.  The results are the same either way.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        run = _Run(scenario, pol, stream)
+        if pol.kind == "fifo":
+            run.fifo()
+        else:
+            run.priority()
+    finally:
+        if collecting:
+            gc.enable()
+    return run.result()
 
-    # Per-tick buckets.  ``ends[t]`` counts slots released at tick t (any
-    # kind).  With ``prebook`` it starts as if every interactive request were
-    # admitted on arrival, and a request still queued at the end of its
-    # arrival tick has its release moved to where it is really admitted;
-    # without, each request's release is booked when it is admitted.  Batch releases at or
-    # beyond the horizon collect in bucket T, which the loop never reads.
-    # Pre-booking pays when most requests are admitted on arrival (headroom,
-    # preemption); under fifo and strict priority most wait, and booking each
-    # request when it is admitted costs one step instead of two.
-    prebook = pol.kind in ("reserve", "preempt", "hybrid")
-    ends = list(stream.zero_wait_ends_at) if prebook else [0] * len(stream.zero_wait_ends_at)
-    batch_end = [0] * (T + 1)
-    inter_start = [0] * T
-    wait_count = [0] * T  # admitted interactive requests by wait, seconds (a wait is < T)
-    batch_start = [0] * T
-    evicted = [0] * T
 
-    front: list[tuple[int, int, int]] = []  # re-queued batch jobs, head of queue last: (remaining, waited, since)
-    next_backlog = 0
-    # Running batch jobs of preempting policies, grouped by start tick (oldest
-    # group first, admission order within a group): [[start, end, waited], ...].
-    # Finished and evicted jobs (end <= t) are dropped lazily.
-    running_batch: list[list[list[int]]] = []
-    n_batch = 0  # batch jobs in slots (kept only when a rule needs it)
-    free = slots
-    head = 0  # next interactive arrival to admit; arrivals before it are in slots or done
-    fresh = 0  # first arrival of the current tick
-    preempted = 0
-    batch_busy = 0  # batch slot-seconds within the horizon, booked at start, refunded at eviction
+class _Run:
+    """The per-tick buckets of one run: what happened at each tick, counted.
 
-    fifo = pol.kind == "fifo"
-    preempts = pol.preempts
-    headroom = pol.headroom
-    floor = pol.floor
-    count_batch = preempts or floor > 0
-    fast_victims = not pol.has_extensions
+    ``ends[t]`` counts slots freed at tick ``t`` (interactive and batch),
+    ``batch_end[t]`` the batch jobs among them (``batch_end[T]`` collects those
+    that end at or beyond the horizon), ``inter_start``, ``batch_start`` and
+    ``evicted`` count admissions and evictions per tick, and
+    ``wait_count[w]`` counts interactive requests admitted after waiting ``w``
+    seconds.  The loops bind these lists to local names: a local is the
+    cheapest lookup Python has, and each loop runs once per tick.
+    """
 
-    for t in range(T):
-        released = ends[t]
-        arrived = arrived_by[t]
-        if released:
-            free += released
+    def __init__(self, scenario: Scenario, pol: Policy, stream: ArrivalStream) -> None:
+        T = scenario.ticks
+        self.scenario, self.pol, self.stream = scenario, pol, stream
+        # Pre-booking pays when most requests are admitted on arrival (headroom,
+        # preemption); under fifo and strict priority most of them wait, and
+        # booking each request when it is admitted costs one step instead of two.
+        self.prebook = pol.kind in ("reserve", "preempt", "hybrid")
+        n_ends = len(stream.zero_wait_ends_at)
+        self.ends = list(stream.zero_wait_ends_at) if self.prebook else [0] * n_ends
+        self.batch_end = [0] * (T + 1)
+        self.inter_start = [0] * T
+        self.batch_start = [0] * T
+        self.evicted = [0] * T
+        self.wait_count = [0] * T  # a wait is always shorter than the window
+        self.preempted = 0
+        self.batch_busy = 0  # batch slot-seconds inside the window
+        self.batch_queued = len(stream.batch_service_s)
+
+    # --- fifo ---------------------------------------------------------------------
+    def fifo(self) -> None:
+        """One queue in submission order: the whole backlog, then interactive requests.
+
+        The backlog was submitted before any interactive request, so no request
+        gets a slot until the last batch job has started.  The run therefore has
+        two phases: batch jobs take every slot that frees until the backlog is
+        empty; from then on interactive requests take the free slots in arrival
+        order.  There is no eviction, so each phase is a simple loop.
+        """
+        T = self.scenario.ticks
+        ends, batch_end, batch_start = self.ends, self.batch_end, self.batch_start
+        backlog = self.stream.batch_service_s
+        n_backlog = len(backlog)
+        free = self.scenario.slots
+        next_job = 0
+        t = 0
+        busy = 0
+        while next_job < n_backlog and t < T:  # phase 1: batch only
+            free += ends[t]
+            if free:
+                stop = min(next_job + free, n_backlog)
+                for remaining in backlog[next_job:stop]:
+                    end = t + remaining
+                    if end < T:
+                        ends[end] += 1
+                        batch_end[end] += 1
+                        busy += remaining
+                    else:
+                        batch_end[T] += 1
+                        busy += T - t
+                batch_start[t] = stop - next_job
+                free -= stop - next_job
+                next_job = stop
+            if next_job < n_backlog:
+                t += 1
+        self.batch_busy = busy
+        self.batch_queued = n_backlog - next_job
+        if t < T:  # phase 2: interactive only, from the tick the backlog ran out
+            self._interactive_only(t, free)
+
+    def _interactive_only(self, t0: int, free: int) -> None:
+        """Admit interactive requests in arrival order from tick ``t0`` on (no batch left)."""
+        T = self.scenario.ticks
+        ends, inter_start, wait_count = self.ends, self.inter_start, self.wait_count
+        service, arrival, arrived_by = self.stream.inter_service_s, self.stream.arrival_tick, self.stream.arrived_by
+        head = 0
+        for t in range(t0, T):
+            if t > t0:
+                free += ends[t]
+            waiting = arrived_by[t] - head
+            if free and waiting:
+                stop = head + (waiting if waiting < free else free)
+                for j in range(head, stop):
+                    ends[t + service[j]] += 1
+                    wait_count[t - arrival[j]] += 1
+                inter_start[t] = stop - head
+                free -= stop - head
+                head = stop
+
+    # --- priority, reserve, preempt, hybrid, with the extensions ----------------------
+    def priority(self) -> None:
+        """Interactive requests first; batch only above the headroom; eviction if the policy preempts.
+
+        Each pass of the loop is one tick, in five steps: free the slots that
+        end now; evict batch jobs if waiting requests outnumber free slots (and
+        the policy preempts); admit waiting requests; start batch jobs while
+        more than ``headroom`` slots are free (or batch is below its floor);
+        and, when pre-booking, move the releases of this tick's arrivals that
+        are still waiting out of the bucket where they were assumed to end.
+        """
+        sc, pol, stream = self.scenario, self.pol, self.stream
+        T, slots, cost = sc.ticks, sc.slots, sc.preempt_cost_s
+        service, arrival = stream.inter_service_s, stream.arrival_tick
+        arrived_by, zero_wait_end = stream.arrived_by, stream.zero_wait_end
+        backlog = stream.batch_service_s
+        n_backlog = len(backlog)
+        ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
+        inter_start, batch_start, evicted = self.inter_start, self.batch_start, self.evicted
+        prebook = self.prebook
+        headroom, floor, preempts = pol.reserve, pol.floor, pol.preempts
+        count_batch = preempts or floor > 0  # is n_batch needed?
+        choose_victims = _youngest if not pol.has_extensions else _victim_chooser(pol)
+
+        # Evicted jobs wait at the head of the batch queue, the last one evicted
+        # first: ``front`` holds (remaining, waited, queued_since), head last.
+        front: list[tuple[int, int, int]] = []
+        # Running batch jobs, for choosing victims: groups by start tick, oldest
+        # first, jobs in admission order within a group, each [start, end, waited].
+        # A job that ended or was evicted (end <= t) is dropped when next seen.
+        running: list[list[list[int]]] = []
+        next_job = 0  # next never-started backlog job
+        n_batch = 0  # batch jobs in slots (kept when a floor or eviction needs it)
+        free = slots
+        head = 0  # next interactive request to admit (all before it are admitted)
+        fresh = 0  # first request that arrived this tick
+        batch_busy = 0
+
+        for t in range(T):
+            # 1. Slots whose time is up.
+            free += ends[t]
             if count_batch:
                 n_batch -= batch_end[t]
+            arrived = arrived_by[t]
 
-        if preempts and arrived - head > free and n_batch > floor:
-            need = arrived - head - free
-            take = need if need < n_batch - floor else n_batch - floor
-            victims = _youngest(running_batch, t, take) if fast_victims else _eligible_victims(running_batch, t, take, pol)
-            for job in victims:
-                end = job[1]
-                if end < T:
-                    ends[end] -= 1
-                    batch_end[end] -= 1
-                    batch_busy -= end - t
-                else:
-                    batch_end[T] -= 1
-                    batch_busy -= T - t
-                job[1] = -1
-                front.append((end - t + cost, job[2], t))
-            k = len(victims)
-            evicted[t] = k
-            preempted += k
-            free += k
-            n_batch -= k
-
-        if free and not fifo and arrived > head:
-            m = arrived - head
-            if floor and (front or next_backlog < n_backlog or n_batch):
-                cap = (slots - floor) - (slots - free - n_batch)
-                if m > cap:
-                    m = cap
-            if m > free:
-                m = free
-            if m > 0:
-                if not prebook:
-                    for j in range(head, head + m):
-                        ends[t + arr_service[j]] += 1
-                        wait_count[t - arr_tick[j]] += 1
-                else:
-                    stop = head + m
-                    if head < fresh:  # pre-booked, except those that waited
-                        for j in range(head, stop if stop < fresh else fresh):
-                            ends[t + arr_service[j]] += 1
-                            wait_count[t - arr_tick[j]] += 1
-                    if stop > fresh:  # admitted on arrival
-                        wait_count[0] += stop - (head if head > fresh else fresh)
-                inter_start[t] = m
-                head += m
-                free -= m
-
-        if free and (front or next_backlog < n_backlog) and (fifo or free > headroom or n_batch < floor):
-            started = 0
-            while free and (front or next_backlog < n_backlog) and (fifo or free > headroom or n_batch < floor):
-                if front:
-                    remaining, waited, since = front.pop()
-                    waited += t - since
-                else:
-                    remaining = backlog[next_backlog]
-                    next_backlog += 1
-                    waited = t
-                end = t + remaining
-                if end < T:
-                    ends[end] += 1
-                    batch_end[end] += 1
-                    batch_busy += remaining
-                else:
-                    batch_end[T] += 1
-                    batch_busy += T - t
-                if preempts:
-                    if started:
-                        running_batch[-1].append([t, end, waited])
+            # 2. Eviction: waiting requests outnumber free slots.
+            if preempts and arrived - head > free and n_batch > floor:
+                need = arrived - head - free
+                take = need if need < n_batch - floor else n_batch - floor
+                victims = choose_victims(running, t, take)
+                for job in victims:
+                    end = job[1]
+                    job[1] = -1  # evicted: dropped from ``running`` when next seen
+                    if end < T:
+                        ends[end] -= 1
+                        batch_end[end] -= 1
+                        batch_busy -= end - t
                     else:
-                        running_batch.append([[t, end, waited]])
-                free -= 1
-                n_batch += 1
-                started += 1
-            batch_start[t] = started
+                        batch_end[T] -= 1
+                        batch_busy -= T - t
+                    front.append((end - t + cost, job[2], t))
+                k = len(victims)
+                evicted[t] = k
+                self.preempted += k
+                free += k
+                n_batch -= k
 
-        if free and fifo and arrived > head:
-            m = arrived - head if arrived - head < free else free
-            for j in range(head, head + m):  # fifo never pre-books
-                ends[t + arr_service[j]] += 1
-                wait_count[t - arr_tick[j]] += 1
-            inter_start[t] = m
-            head += m
-            free -= m
+            # 3. Interactive requests, in arrival order.
+            if free and arrived > head:
+                m = arrived - head
+                if floor and (front or next_job < n_backlog or n_batch):
+                    # batch has work: interactive may hold at most slots - floor
+                    cap = free + n_batch - floor
+                    if m > cap:
+                        m = cap
+                if m > free:
+                    m = free
+                if m > 0:
+                    stop = head + m
+                    if not prebook:
+                        for j in range(head, stop):
+                            ends[t + service[j]] += 1
+                            wait_count[t - arrival[j]] += 1
+                    else:
+                        # Requests from earlier ticks waited: book them now (their
+                        # pre-booked release was taken back when they waited).
+                        # This tick's arrivals end where pre-booked: count them.
+                        for j in range(head, stop if stop < fresh else fresh):
+                            ends[t + service[j]] += 1
+                            wait_count[t - arrival[j]] += 1
+                        if stop > fresh:
+                            wait_count[0] += stop - (head if head > fresh else fresh)
+                    inter_start[t] = m
+                    head = stop
+                    free -= m
 
-        if prebook and head < arrived:  # this tick's arrivals still queued: they will not end where assumed
-            for j in range(head if head > fresh else fresh, arrived):
-                ends[zero_wait_end[j]] -= 1
-        fresh = arrived
+            # 4. Batch jobs: evicted ones first, then the backlog in order.
+            if free and (front or next_job < n_backlog) and (free > headroom or n_batch < floor):
+                started = 0
+                group: list[list[int]] = []
+                while free and (front or next_job < n_backlog) and (free > headroom or n_batch < floor):
+                    if front:
+                        remaining, waited, since = front.pop()
+                        waited += t - since
+                    else:
+                        remaining = backlog[next_job]
+                        next_job += 1
+                        waited = t  # queued since t = 0
+                    end = t + remaining
+                    if end < T:
+                        ends[end] += 1
+                        batch_end[end] += 1
+                        batch_busy += remaining
+                    else:
+                        batch_end[T] += 1
+                        batch_busy += T - t
+                    if preempts:
+                        group.append([t, end, waited])
+                    free -= 1
+                    n_batch += 1
+                    started += 1
+                if group:
+                    running.append(group)
+                batch_start[t] = started
 
-    return SlotPoolResult.from_run(
-        scenario=scenario,
-        policy=pol,
-        stream=stream,
-        inter_start=inter_start,
-        wait_count=wait_count,
-        inter_end=list(map(sub, ends[:T], batch_end[:T])),
-        batch_start=batch_start,
-        batch_end=batch_end,
-        evicted=evicted,
-        preempted=preempted,
-        batch_busy_slot_s=batch_busy,
-        batch_queued=len(front) + n_backlog - next_backlog,
-    )
+            # 5. This tick's arrivals still waiting will not end where pre-booked.
+            if prebook and head < arrived:
+                for j in range(head if head > fresh else fresh, arrived):
+                    ends[zero_wait_end[j]] -= 1
+            fresh = arrived
+
+        self.batch_busy = batch_busy
+        self.batch_queued = len(front) + n_backlog - next_job
+
+    def result(self) -> SlotPoolResult:
+        T = self.scenario.ticks
+        return SlotPoolResult.from_run(
+            scenario=self.scenario,
+            policy=self.pol,
+            stream=self.stream,
+            inter_start=self.inter_start,
+            wait_count=self.wait_count,
+            inter_end=list(map(sub, self.ends[:T], self.batch_end[:T])),
+            batch_start=self.batch_start,
+            batch_end=self.batch_end,
+            evicted=self.evicted,
+            preempted=self.preempted,
+            batch_busy_slot_s=self.batch_busy,
+            batch_queued=self.batch_queued,
+        )
 
 
 def _youngest(groups: list[list[list[int]]], t: int, take: int) -> list[list[int]]:
-    """Pick ``take`` victims, youngest start first, ties in admission order.
+    """Choose ``take`` victims, the latest start first, ties in admission order.
 
-    ``groups`` holds the running batch jobs grouped by start tick, youngest
-    group last.  Finished or evicted jobs (end <= t) are skipped, and groups
-    left with none are dropped.  The caller marks the victims evicted.
+    The youngest job has lost the least work.  ``groups`` holds the running
+    batch jobs grouped by start tick, youngest group last, so the victims are
+    found at the end without sorting.  Jobs that ended or were evicted
+    (``end <= t``) are skipped, and groups left with none are dropped.
     """
     victims: list[list[int]] = []
     while take:
@@ -240,28 +355,32 @@ def _youngest(groups: list[list[list[int]]], t: int, take: int) -> list[list[int
                 alive.append(job)
                 if len(alive) == take:
                     break
-        if len(alive) == take:
-            victims += alive
-            if alive[-1] is group[-1]:
-                groups.pop()
-            return victims
         victims += alive
+        if len(alive) == take:
+            if alive[-1] is group[-1]:
+                groups.pop()  # nothing left alive behind the victims
+            return victims
         take -= len(alive)
         groups.pop()
     return victims
 
 
-def _eligible_victims(groups: list[list[list[int]]], t: int, take: int, pol: Policy) -> list[list[int]]:
-    """Pick victims honouring minimum run time, aging and the victim order."""
-    groups[:] = [alive for alive in ([job for job in g if job[1] > t] for g in groups) if alive]
-    eligible = [
-        job
-        for group in groups
-        for job in group
-        if t - job[0] >= pol.min_run_s and (pol.aging_s is None or job[2] <= pol.aging_s)
-    ]
-    if pol.victim == "youngest":
-        eligible.sort(key=lambda job: -job[0])
-    else:  # most_remaining
-        eligible.sort(key=lambda job: t - job[1])
-    return eligible[:take]
+def _victim_chooser(pol: Policy):
+    """The victim rule when an extension is on: minimum run time, aging, victim order."""
+    min_run, aging, youngest = pol.min_run_s, pol.aging_s, pol.victim == "youngest"
+
+    def choose(groups: list[list[list[int]]], t: int, take: int) -> list[list[int]]:
+        groups[:] = [alive for alive in ([job for job in g if job[1] > t] for g in groups) if alive]
+        eligible = [
+            job
+            for group in groups
+            for job in group
+            if t - job[0] >= min_run and (aging is None or job[2] <= aging)
+        ]
+        if youngest:  # latest start first
+            eligible.sort(key=lambda job: -job[0])
+        else:  # most remaining first
+            eligible.sort(key=lambda job: t - job[1])
+        return eligible[:take]  # the sorts are stable: ties stay in admission order
+
+    return choose
