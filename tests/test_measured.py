@@ -249,3 +249,69 @@ class TestSteptimeCli:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["step_s"] > 0
+
+
+class TestMeasurementScript:
+    """The script's record builders, without torch: their lines are what the loader accepts."""
+
+    @pytest.fixture(scope="class")
+    def ms(self):
+        import importlib.util
+        from pathlib import Path
+
+        path = Path(__file__).resolve().parents[1] / "scripts" / "measure_steps.py"
+        spec = importlib.util.spec_from_file_location("measure_steps", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    def test_script_does_not_import_torch_at_module_level(self, ms):
+        import sys
+
+        assert "torch" not in sys.modules
+
+    def test_shape_arithmetic_matches_the_shipped_env_line(self, ms):
+        env = next(r for r in SHIPPED if r["kind"] == "env")
+        assert ms.param_count(ms.LLAMA_8B) == env["params"]
+        assert ms.kv_bytes_per_token(ms.LLAMA_8B) == env["kv_bytes_per_token"]
+        shipped = [(r["batch"], r["context"]) for r in SHIPPED if r["kind"] == "decode"]
+        assert ms.decode_grid(ms.LLAMA_8B, env["memory_bytes"]) == shipped
+
+    def test_synthetic_file_round_trips_and_refits(self, ms, tmp_path):
+        """Times made by the stored model, written by the builders, refit to the same parameters."""
+        sm, m, shape = H200_LLAMA_8B, get_model("llama-3.1-8b"), ms.LLAMA_8B
+        recs = [ms.env_record(shape, torch_version="test", gpu="Synthetic GPU", sms=132,
+                              memory_bytes=150_000_000_000)]
+        recs.append(ms.ceiling_record("device copy", [2**30 / 3.7e12] * 3, bytes=2**30))
+        recs.append(ms.ceiling_record("bf16 matmul 8192^3", [2 * 8192**3 / 7.3e14] * 3, flops=2 * 8192**3))
+        recs.append(ms.link_record("device to host", True, 2**30, [0.02, 0.019, 0.021]))
+        recs.append(ms.link_record("host to device", False, 2**30, [0.16, 0.17, 0.15]))
+        for b, c in ms.decode_grid(shape, 150e9):
+            t = sm.step_s(m, decode=(b, c))
+            eager = [sm.eager_floor_s] if (b, c) in ((1, 2048), (64, 2048)) else None
+            recs.append(ms.decode_record(b, c, [t * 0.99, t, t * 1.01], shape, eager))
+        for prior, chunk in [(0, 2048), (0, 4096), (0, 8192), (0, 32768), (8192, 4096), (24576, 8192)]:
+            t = sm.step_s(m, prefills=[(chunk, prior)], eager=True)
+            recs.append(ms.prefill_record(chunk, prior, [t] * 5))
+        recs.append(ms.ablation_record(64, 2048, False, True, [0.0076] * 3))
+        recs.append(ms.gemv_record(7516192768, [7516192768 / sm.weight_bytes_per_s] * 3, 32))
+        path = tmp_path / "synthetic.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+        loaded = measured.load_records(path)
+        assert len(loaded) == len(recs)
+        assert measured.link_rates(loaded)["pageable_back"] == pytest.approx(2**30 / 0.16)
+        fit = measured.fit_step_model(loaded)
+        for name in ("fixed_s_per_layer", "matmul_flops_per_s", "kv_bytes_per_s",
+                     "chunk_attention_flops_per_s", "prior_attention_flops_per_s"):
+            assert getattr(fit, name) == pytest.approx(getattr(sm, name), rel=0.02), name
+        worst = max(abs(r.error) for r in measured.residuals(fit, loaded) if r.in_fit)
+        assert worst < 0.01
+        hw = measured.hardware_from_file(path, name="synthetic")
+        assert hw.calibration == fit and hw.memory_bytes == 150_000_000_000
+
+    def test_timing_refuses_empty_or_nonpositive_times(self, ms):
+        with pytest.raises(ValueError, match="times_s"):
+            ms.timing([])
+        with pytest.raises(ValueError, match="times_s"):
+            ms.timing([0.01, 0.0])
