@@ -37,17 +37,17 @@ parameter                       H200, Llama 3.1 8B  how obtained
 fixed_s_per_layer               79.1 us  (2.53 ms)  least squares (decode)
 weight_bytes_per_s              3.74 TB/s           GEMV ablation row
 matmul_flops_per_s              585 TFLOP/s         least squares
-kv_bytes_per_s_per_cta          40.3 GB/s           least squares
-kv_ctas_to_saturate             108                 1-D grid search
+kv_bytes_per_s_per_cta          40.2 GB/s           least squares
+kv_ctas_to_saturate             108                 grid + golden section
 (aggregate KV bandwidth         4.34 TB/s)          product of the two above
-chunk_attention_flops_per_s     458 TFLOP/s         least squares (prefill)
+chunk_attention_flops_per_s     459 TFLOP/s         least squares (prefill)
 prior_attention_flops_per_s     279 TFLOP/s         least squares (prefill)
 eager_floor_s                   27.0 ms             median of the eager rows
 ==============================  ==================  ==========================
 
 Residuals on the 36 fitted rows (28 decode, 8 prefill of 2,048 tokens or
 more): median |error| 2.2 %, worst 8.3 % (batch 256 at 512 tokens of
-context, over); leave-one-out: median 2.6 %, worst 10.1 %
+context, over); leave-one-out: median 2.7 %, worst 10.2 %
 (``measured.leave_one_out``).  Two prefill rows lie within 1.3 x the eager
 floor and stay out of the fit: 1,024 tokens is predicted 2.8 % high; 512
 tokens with no prior (34 ms, launch bound) sits at the 27 ms floor, 21 % low,
@@ -197,13 +197,13 @@ class StepModel:
 
 
 H200_LLAMA_8B = StepModel(
-    fixed_s_per_layer=7.911554368854073e-05,
+    fixed_s_per_layer=7.907666198222705e-05,
     weight_bytes_per_s=3739012666259.7134,
-    matmul_flops_per_s=585332520870817.1,
-    kv_bytes_per_s_per_cta=40310971762.03601,
-    kv_ctas_to_saturate=107.63474115247547,
-    chunk_attention_flops_per_s=458352531343147.56,
-    prior_attention_flops_per_s=279272424043246.06,
+    matmul_flops_per_s=585013574316989.0,
+    kv_bytes_per_s_per_cta=40178858362.91569,
+    kv_ctas_to_saturate=108.12811076813097,
+    chunk_attention_flops_per_s=458970793858545.4,
+    prior_attention_flops_per_s=279346245155284.3,
     eager_floor_s=0.026997855663299562,
     source="least-squares fit to 36 timed steps on NVIDIA H200",
 )

@@ -36,6 +36,12 @@ residuals(step_model=None, records=None) -> list[Residual]
     Measured against predicted time for every decode and prefill row.
 leave_one_out(records=None) -> list[Residual]
     The same, each row predicted by a fit made without it.
+compare(records=None, hardware="h200", mfu=0.5, step_model=None) -> list[dict]
+    Every decode and prefill row: measured, datasheet-roofline and calibrated
+    seconds side by side.
+swap_vs_recompute(records=None, context_tokens=4096, step_model=None) -> dict
+    Per token: swap out and back over the pinned and the pageable link rows,
+    against recomputing the token in a prefill of ``context_tokens``.
 
 Every decode and prefill row is predicted as the kind of step it was measured
 as: decode rows as CUDA graphs, prefill rows as eager passes (never faster than
@@ -285,54 +291,79 @@ def _in_fit(r: dict, floor_s: float) -> bool:
     return r["kind"] == "decode" or r["median_s"] > _FLOOR_MARGIN * floor_s
 
 
-def _design(rows: list[dict], m: Model, saturate_ctas: float):
-    """Columns multiplying [fixed s/layer, s/FLOP linear, s/byte per CTA, s/FLOP chunk pairs, s/FLOP prior pairs]."""
-    pair = m.attention_flops_per_pair
-    X = []
-    for r in rows:
-        b, c, n, p = _shape(r)
-        ctas = min(b * m.kv_heads, saturate_ctas) if b else 1.0
-        X.append([
-            m.layers,
-            m.linear_flops_per_token * (b + n),
-            b * c * m.kv_bytes_per_token / ctas,
-            pair * n * n / 2,
-            pair * n * p,
-        ])
-    return X
-
-
-def _solve(rows: list[dict], m: Model, weight_rate: float, saturate_ctas: float):
+def _arrays(rows: list[dict], m: Model, weight_rate: float):
+    """Design columns that do not depend on the CTA count, the KV bytes and the batch, and the times."""
     import numpy as np
 
-    X = np.array(_design(rows, m, saturate_ctas), dtype=float)
+    pair = m.attention_flops_per_pair
+    shapes = np.array([_shape(r) for r in rows], dtype=float)
+    b, c, n, p = shapes.T
+    fixed = np.column_stack([
+        np.full(len(rows), float(m.layers)),
+        m.linear_flops_per_token * (b + n),
+        pair * n * n / 2,
+        pair * n * p,
+    ])
     t = np.array([r["median_s"] for r in rows], dtype=float)
-    y = t - m.weight_bytes / weight_rate
+    return fixed, b * c * m.kv_bytes_per_token, b, t, t - m.weight_bytes / weight_rate
+
+
+def _solve(arrays, kv_heads: int, saturate_ctas: float):
+    """Weighted least squares at one CTA count; returns the coefficients and the RMS relative error.
+
+    Coefficients multiply [layers, linear FLOPs, KV bytes per CTA, chunk-pair FLOPs,
+    prior-pair FLOPs]: seconds per layer, per FLOP, per byte, per FLOP, per FLOP.
+    """
+    import numpy as np
+
+    fixed, kv_bytes, batch, t, y = arrays
+    ctas = np.where(batch > 0, np.minimum(batch * kv_heads, saturate_ctas), 1.0)
+    X = np.column_stack([fixed[:, :2], kv_bytes / ctas, fixed[:, 2:]])
     w = 1 / t  # relative errors: a 6 ms step counts as much as a 1.5 s one
-    # columns never exercised by these rows (e.g. no prior>0 prefill) are dropped
-    used = np.abs(X).sum(axis=0) > 0
+    used = np.abs(X).sum(axis=0) > 0  # e.g. no prior>0 prefill rows: that rate stays unfitted
     coef = np.zeros(X.shape[1])
     sol, *_ = np.linalg.lstsq(X[:, used] * w[:, None], y * w, rcond=None)
     coef[used] = sol
-    rel = (X @ coef + (t - y)) / t - 1
+    rel = (X @ coef - y) / t
     return coef, float(np.sqrt(np.mean(rel**2)))
 
 
 def _fit_rows(rows: list[dict], m: Model, weight_rate: float, floor_s: float, source: str) -> StepModel:
     import numpy as np
 
-    # One nonlinear parameter, the number of attention CTAs that saturate HBM:
-    # a log grid, then the linear parameters by weighted least squares at each.
-    grid = np.exp(np.linspace(np.log(8.0), np.log(2048.0), 321))
-    best = min(grid, key=lambda s: _solve(rows, m, weight_rate, float(s))[1])
-    coef, _ = _solve(rows, m, weight_rate, float(best))
+    arrays = _arrays(rows, m, weight_rate)
+
+    def rms(log_s: float) -> float:
+        return _solve(arrays, m.kv_heads, float(np.exp(log_s)))[1]
+
+    # One nonlinear parameter, the number of attention blocks (CTAs) that
+    # saturate HBM: a coarse log grid from 8 to 2,048, then golden-section
+    # search between the best grid point's neighbours.  The linear parameters
+    # come from weighted least squares at each trial.
+    grid = np.linspace(np.log(8.0), np.log(2048.0), 65)
+    k = int(np.argmin([rms(g) for g in grid]))
+    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
+    ratio = (np.sqrt(5) - 1) / 2
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = rms(a), rms(b)
+    for _ in range(40):
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = rms(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = rms(b)
+    best = float(np.exp((lo + hi) / 2))
+    coef, _ = _solve(arrays, m.kv_heads, best)
     inv = lambda v: float(1 / v) if v > 0 else math.inf  # noqa: E731  (unused column -> infinite rate)
     return StepModel(
         fixed_s_per_layer=float(coef[0]),
         weight_bytes_per_s=float(weight_rate),
         matmul_flops_per_s=inv(coef[1]),
         kv_bytes_per_s_per_cta=inv(coef[2]),
-        kv_ctas_to_saturate=float(best),
+        kv_ctas_to_saturate=best,
         chunk_attention_flops_per_s=inv(coef[3]),
         prior_attention_flops_per_s=inv(coef[4]),
         eager_floor_s=float(floor_s),
@@ -353,7 +384,7 @@ def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepMo
     StepModel
         ``weight_bytes_per_s`` and ``eager_floor_s`` are read off the file (GEMV
         ablation row, eager decode rows); the nonlinear ``kv_ctas_to_saturate``
-        comes from a log grid; the other five rates and costs from weighted
+        comes from a log grid refined by golden-section search; the other five rates and costs from weighted
         linear least squares on relative error over every decode row and every
         prefill row measured above 1.3 x the eager floor.
     """
@@ -416,6 +447,76 @@ def leave_one_out(records: Iterable[dict] | str | Path | None = None) -> list[Re
     return out
 
 
+def compare(records: Iterable[dict] | str | Path | None = None, *, hardware: str | Hardware = "h200",
+            mfu: float = 0.5, step_model: StepModel | None = None) -> list[dict]:
+    """Measured, roofline and calibrated time for every decode and prefill row.
+
+    Parameters
+    ----------
+    records : list of dict, path or None
+        The measurements (the shipped file by default).
+    hardware : str or Hardware
+        The datasheet profile for the roofline column (``"h200"``).
+    mfu : float
+        MFU of the roofline's compute term.
+    step_model : StepModel, optional
+        Calibrated model (default: stored for the shipped file, else fitted).
+
+    Returns
+    -------
+    list of dict
+        Keys ``kind, batch, context, chunk, prior, tokens, measured_s,
+        roofline_s, calibrated_s``; ``tokens`` is tokens produced (decode) or
+        processed (prefill) by the step.
+    """
+    from .hardware import get_hardware
+    from .steps import step_cost
+
+    recs = _records(records)
+    h = hardware if isinstance(hardware, Hardware) else get_hardware(hardware)
+    m = model_from_records(recs)
+    res = residuals(step_model, None if records is None else recs)
+    out = []
+    for r in res:
+        seqs = [(r.context, 1)] * r.batch if r.kind == "decode" else [(r.prior, r.chunk)]
+        out.append({
+            "kind": r.kind, "batch": r.batch, "context": r.context, "chunk": r.chunk, "prior": r.prior,
+            "tokens": r.batch or r.chunk, "measured_s": r.measured_s,
+            "roofline_s": step_cost(seqs, model=m, hardware=h, mfu=mfu).duration_s,
+            "calibrated_s": r.predicted_s,
+        })
+    return out
+
+
+def swap_vs_recompute(records: Iterable[dict] | str | Path | None = None, *, context_tokens: int = 4096,
+                      step_model: StepModel | None = None) -> dict[str, dict[str, float]]:
+    """Swap a token's KV out and back over the measured links, or recompute it?
+
+    Returns
+    -------
+    dict
+        For ``"pinned"`` and ``"pageable"`` host memory (where both link rows
+        exist): ``swap_s_per_token`` (KV bytes / out rate + KV bytes / back
+        rate), ``recompute_s_per_token`` (a calibrated graph prefill of
+        ``context_tokens``, per token) and ``recompute_over_swap``.
+    """
+    recs = _records(records)
+    m = model_from_records(recs)
+    if step_model is None:
+        from .calibration import H200_LLAMA_8B
+
+        step_model = H200_LLAMA_8B if records is None else fit_step_model(recs)
+    links = link_rates(recs)
+    recompute = step_model.step_s(m, prefills=[(context_tokens, 0)]) / context_tokens
+    out = {}
+    for mem in ("pinned", "pageable"):
+        if f"{mem}_out" in links and f"{mem}_back" in links:
+            swap = m.kv_bytes_per_token / links[f"{mem}_out"] + m.kv_bytes_per_token / links[f"{mem}_back"]
+            out[mem] = {"swap_s_per_token": swap, "recompute_s_per_token": recompute,
+                        "recompute_over_swap": recompute / swap}
+    return out
+
+
 def hardware_from_file(path: str | Path | None = None, *, name: str = "measured",
                        memory_bytes: float | None = None) -> Hardware:
     """A hardware profile calibrated on ``path`` (the shipped file by default).
@@ -440,7 +541,7 @@ def hardware_from_file(path: str | Path | None = None, *, name: str = "measured"
 
 
 __all__ = [
-    "DEFAULT_PATH", "KINDS", "Residual", "ceilings", "eager_floor_s", "fit_step_model",
+    "DEFAULT_PATH", "KINDS", "Residual", "ceilings", "compare", "eager_floor_s", "fit_step_model",
     "hardware_from_file", "leave_one_out", "link_rates", "load", "load_records",
-    "model_from_records", "residuals", "weight_bytes_per_s",
+    "model_from_records", "residuals", "swap_vs_recompute", "weight_bytes_per_s",
 ]
