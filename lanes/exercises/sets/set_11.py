@@ -1,0 +1,43 @@
+"""Set 11: the model meets a GPU (measured H200 steps against the roofline and the calibrated model)."""
+
+from lanes.exercises.forms import Choice, Float, Int
+from lanes.exercises.spec import Question, SetSpec
+
+
+def _decode_rows():
+    from lanes.engine import measured
+
+    return sorted((r["batch"], r["context"]) for r in measured.load_records() if r["kind"] == "decode")
+
+
+def draw(rng):
+    return {
+        "row": rng.choice(_decode_rows()),
+        "decode_batch": rng.choice((48, 96, 160, 320)),
+        "decode_context": rng.choice((1024, 3072, 6144)),
+        "chunk_tokens": rng.choice((256, 768, 1536)),
+        "chunk_prior": rng.choice((0, 4096, 12288)),
+        "tpot_ms": rng.choice((11, 13, 16, 20)),
+        "goodput_context": rng.choice((1024, 3072, 6144)),
+        "memory": rng.choice(("pinned", "pageable")),
+        "recompute_context": rng.choice((1024, 4096, 16384)),
+    }
+
+
+SPEC = SetSpec(
+    slug="11_measured_gpu",
+    questions=(
+        Question("q1", 2, {"q1_optimism": Float(lo=0)}),
+        Question("q2", 2, {"q2_step_ms": Float(lo=0)}),
+        Question("q3", 2, {"q3_batch_lost": Int()}),
+        Question("q4", 2, {"q4_recompute_over_swap": Float(lo=0)}),
+        Question("q5", 1, {"q5_choice": Choice("abcd")}),
+        Question("q6", 1, {"q6_choice": Choice("abcd")}),
+    ),
+    default={
+        "row": (16, 8192), "decode_batch": 160, "decode_context": 3072,
+        "chunk_tokens": 768, "chunk_prior": 4096, "tpot_ms": 13, "goodput_context": 3072,
+        "memory": "pageable", "recompute_context": 16384,
+    },
+    draw=draw,
+)
