@@ -13,6 +13,7 @@ matplotlib or ipywidgets.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 
@@ -23,22 +24,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .engine import cli as engine_cli
-    from .pool import cli as pool_cli
+#: The parts whose ``cli`` modules register subcommands, in help order.
+_PARTS = ("pool", "engine")
+#: Commands whose part is known without importing the others, so that
+#: ``python -m lanes table`` builds (and imports) only the pool's parser.
+#: Any other command, ``--help`` or none builds the full parser.
+_PART_OF = {"table": "pool"}
 
+
+def build_parser(parts: tuple[str, ...] = _PARTS) -> argparse.ArgumentParser:
+    """The top-level parser with the subcommands of ``parts`` (default: all of them)."""
     parser = _Parser(
         prog="python -m lanes",
         description="Scheduling interactive and batch inference traffic on shared GPU slots.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    pool_cli.add_subcommands(sub)
-    engine_cli.add_subcommands(sub)
+    for part in parts:
+        importlib.import_module(f".{part}.cli", __package__).add_subcommands(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    part = _PART_OF.get(argv[0]) if argv else None
+    parser = build_parser((part,) if part else _PARTS)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

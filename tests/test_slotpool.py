@@ -75,6 +75,35 @@ class TestAgainstOracle:
             assert simulate(sc, pol).row() == reference_pool.run(sc, pol), pol
 
 
+class TestReferenceReproducesTheAnchor:
+    """The plain per-tick model alone reproduces the published table, digit for digit."""
+
+    @pytest.fixture(scope="class")
+    def reference_rows(self):
+        sc = Scenario()
+        draws = reference_pool.draw(sc)  # one set of draws for all seven, as the table does
+        return [reference_pool.run(sc, lanes.parse_policy(spec), draws) for spec in lanes.DEFAULT_POLICIES]
+
+    def test_rows_equal_the_cli_json_rows(self, reference_rows):
+        import json
+        import subprocess
+        import sys
+
+        out = subprocess.run([sys.executable, "-m", "lanes", "table", "--json"], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+        assert json.loads(out) == reference_rows
+
+    def test_rows_print_as_the_anchor_table(self, reference_rows):
+        lines = ANCHOR_TABLE.splitlines()[:3]
+        for spec, row in zip(lanes.DEFAULT_POLICIES, reference_rows):
+            label = lanes.parse_policy(spec).label
+            lines.append(
+                f"{label:<14}{row['p50']:>9}s{row['p99']:>6}s{row['max']:>6}s{row['late']:>9.1%}"
+                f"{row['batch_done']:>12,}{row['preempted']:>11,}{row['util']:>10.0%}"
+            )
+        assert "\n".join(lines) == ANCHOR_TABLE
+
+
 class TestProperties:
     @settings(max_examples=80, deadline=None)
     @given(runs())

@@ -7,7 +7,8 @@ as text in the anchor layout or as JSON rows.  Standard library only.
 from __future__ import annotations
 
 import argparse
-import json
+import gc
+import marshal
 import os
 
 from .arrivals import draw_stream
@@ -87,6 +88,9 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _table(args: argparse.Namespace) -> int:
+    # A short-lived process: the cycle collector would only re-scan the
+    # arrival stream and the per-tick lists, none of which form cycles.
+    gc.disable()
     scenario = scenario_from(args)
     policies = parse_policies(
         args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
@@ -97,6 +101,8 @@ def _table(args: argparse.Namespace) -> int:
         raise ValueError(f"jobs must be an integer >= 1 (got {args.jobs})")
     rows = table_rows(scenario, policies, jobs=args.jobs)
     if args.json:
+        import json
+
         print(json.dumps([row for _, row in rows]))
     else:
         print("\n".join([PolicyTable.header(scenario), *(line for line, _ in rows)]))
@@ -117,8 +123,8 @@ def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 
 
     The random draws are made once, before any worker starts.  With ``jobs``
     of 2 or more (and ``os.fork`` available), a forked child runs every other
-    policy and sends its lines and rows back as JSON; the parent runs the
-    rest.  Runs are deterministic, so the output is the same for any ``jobs``.
+    policy and sends its lines and rows back through a pipe (``marshal``, which
+    is built in and round-trips floats exactly); the parent runs the rest.  Runs are deterministic, so the output is the same for any ``jobs``.
     If the child fails, the parent runs its share itself.
     """
     if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
@@ -136,17 +142,17 @@ def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 
         status = 1
         try:
             os.close(read_fd)
-            with os.fdopen(write_fd, "w") as pipe:
-                json.dump([one(p) for p in theirs], pipe)
+            with os.fdopen(write_fd, "wb") as pipe:
+                marshal.dump([one(p) for p in theirs], pipe)
             status = 0
         finally:
             os._exit(status)
     os.close(write_fd)
     own = [one(p) for p in mine]
-    with os.fdopen(read_fd) as pipe:
+    with os.fdopen(read_fd, "rb") as pipe:
         sent = pipe.read()
     _, status = os.waitpid(pid, 0)
-    other = [tuple(x) for x in json.loads(sent)] if status == 0 and sent else [one(p) for p in theirs]
+    other = [tuple(x) for x in marshal.loads(sent)] if status == 0 and sent else [one(p) for p in theirs]
     out: list[tuple[str, dict]] = []
     for i in range(len(policies)):
         out.append(own[i // 2] if i % 2 == 0 else other[i // 2])
