@@ -4,11 +4,21 @@
 #   scripts/build_book.sh          # incremental build (seconds when little changed)
 #   scripts/build_book.sh --all    # rebuild every page from scratch
 #
-# The notebooks are executed through jupyter-cache (see _config.yml): the first
-# build runs each one (about a minute in all), later builds re-run only
-# notebooks whose code changed.
+# 1. Vendors what the pages load, so the book works offline: MathJax 3 (SVG
+#    output) goes to _vendor/mathjax, a static path in _config.yml, which
+#    copies it to _build/html/_static/mathjax, where mathjax_path points.
+#    The files are committed; they are fetched from the npm package only when
+#    missing (npm is needed then, and only then).
+# 2. Builds: `jupyter-book build . -W -n --keep-going` (the command CI and the
+#    publishing workflow run). The notebooks are executed through jupyter-cache
+#    (see _config.yml): the first build runs each one (about a minute in all)
+#    and prints a line as each notebook starts and finishes; later builds re-run
+#    only notebooks whose code changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+MATHJAX_VERSION=3.2.2
+MATHJAX_DIR=_vendor/mathjax
 
 extra=()
 if [[ "${1:-}" == "--all" ]]; then
@@ -18,7 +28,49 @@ elif [[ $# -gt 0 ]]; then
     exit 2
 fi
 
-jupyter-book build . -W -n --keep-going "${extra[@]}"
+vendor_mathjax() {
+    if [[ -f "$MATHJAX_DIR/tex-svg.js" && -d "$MATHJAX_DIR/input/tex/extensions" ]]; then
+        return
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "build_book.sh: $MATHJAX_DIR is missing and npm is not installed;" >&2
+        echo "build_book.sh: install Node.js/npm (Debian: apt-get install -y npm) or restore $MATHJAX_DIR from git." >&2
+        exit 1
+    fi
+    echo "[vendor] MathJax $MATHJAX_VERSION from the npm package into $MATHJAX_DIR"
+    local tmp
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && npm pack --silent "mathjax@$MATHJAX_VERSION" >/dev/null && tar xzf "mathjax-$MATHJAX_VERSION.tgz")
+    mkdir -p "$MATHJAX_DIR/input/tex"
+    cp "$tmp/package/es5/tex-svg.js" "$MATHJAX_DIR/"
+    rm -rf "$MATHJAX_DIR/input/tex/extensions"
+    cp -r "$tmp/package/es5/input/tex/extensions" "$MATHJAX_DIR/input/tex/"
+    cp "$tmp/package/LICENSE" "$MATHJAX_DIR/LICENSE"
+    rm -rf "$tmp"
+}
+
+vendor_mathjax
+
+echo "[build] jupyter-book build . -W -n --keep-going ${extra[*]:-}"
+# Progress: Sphinx's own "reading sources" lines, plus one line per notebook
+# as jupyter-cache starts and finishes executing it.
+# The full log goes to _build/build_book.log.
+mkdir -p _build
+set +e
+jupyter-book build . -W -n --keep-going "${extra[@]}" 2>&1 | tee _build/build_book.log | while IFS= read -r line; do
+    case "$line" in
+        *"[IPKernelApp] WARNING"*) ;;
+        *"Executing notebook"*|*"Executed notebook"*|*"reading sources"*|*"writing output"*|*WARNING*|*ERROR*|*Error*|*"build succeeded"*|*"build finished"*|*"Finished generating"*|*"Your book's HTML"*)
+            echo "$line" ;;
+    esac
+done
+status=${PIPESTATUS[0]}
+set -e
+if [[ $status -ne 0 ]]; then
+    echo "build_book.sh: the build failed (exit $status); the end of _build/build_book.log:" >&2
+    tail -n 40 _build/build_book.log >&2
+    exit "$status"
+fi
 
 echo
 echo "The book is built. Open it in a browser:"

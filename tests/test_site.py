@@ -1,4 +1,4 @@
-"""The built web book, checked in a real browser.
+r"""The built web book, checked in a real browser.
 
 A session fixture builds the book exactly as CI and readers do
 (``jupyter-book build . -W -n --keep-going``), serves ``_build/html`` on a free
@@ -13,6 +13,16 @@ page that breaks it:
 - no request for the book's own assets fails. Requests to other hosts (CDNs,
   launch services) are aborted on purpose, so the test behaves the same
   offline and online.
+
+A second crawl opens every page straight from disk (``file://``, as a reader
+who downloaded ``_build/html`` would) with every non-file request aborted, and
+checks that maths is typeset by the book's own MathJax: every maths element
+holds MathJax output and no raw ``\(`` is left in the text. The built HTML is
+also scanned: no page loads a script or stylesheet from another host.
+
+``404.html`` is served by GitHub Pages for any missing address under
+``/lanes/``, so its links are absolute from that prefix; it is checked on its
+own (title, and every asset it names exists in the build) rather than crawled.
 
 A screenshot of the first chapter is saved to ``artifacts/screenshots/``.
 
@@ -31,6 +41,7 @@ import hashlib
 import http.server
 import os
 import pathlib
+import re
 import threading
 import urllib.error
 import urllib.parse
@@ -65,7 +76,11 @@ INSTALL_HINT = (
 )
 
 # Generated pages that are part of the site although not listed in _toc.yml.
-GENERATED_PAGES = {"index.html", "genindex.html", "search.html"}
+GENERATED_PAGES = {"index.html", "genindex.html", "search.html", "404.html"}
+#: Pages with absolute links for the web server, not crawled from the build.
+SERVER_PAGES = {"404.html"}
+#: The published address prefix (html.baseurl in _config.yml is this under github.io).
+SITE_PREFIX = "/lanes/"
 PAGE_TIMEOUT_MS = 30_000
 
 
@@ -230,6 +245,8 @@ def crawl(site_url: str, built_site: pathlib.Path) -> dict[str, PageReport]:
         page.on("response", on_response)
 
         for rel in html_pages(built_site):
+            if rel in SERVER_PAGES:
+                continue
             report = PageReport(path=rel)
             current[:] = [report]
             try:
@@ -324,7 +341,7 @@ class TestInBrowser:
             pytest.fail(INSTALL_HINT, pytrace=False)
 
     def test_every_page_was_opened(self, crawl, built_site):
-        assert sorted(crawl) == html_pages(built_site)
+        assert sorted(crawl) == [p for p in html_pages(built_site) if p not in SERVER_PAGES]
         assert len(crawl) >= len(toc_pages())
 
     def test_pages_load_with_a_title(self, crawl):
@@ -397,3 +414,181 @@ class TestInBrowser:
         shot = SCREENSHOT_DIR / (pathlib.PurePosixPath(SCREENSHOT_PAGE).stem + ".png")
         assert SCREENSHOT_PAGE in crawl, f"{SCREENSHOT_PAGE} was not built"
         assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot at {shot}"
+
+
+
+# --------------------------------------------------------------------------
+# Offline: every page from file://, no network at all
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class OfflineReport:
+    path: str
+    maths: int = 0
+    typeset: int = 0
+    raw_tex: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    failed_files: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+# Runs in the page: wait for MathJax (when the page loads it) to finish, then
+# count maths elements, those holding MathJax output, and raw TeX left in text.
+_MATHS_JS = r"""
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  const maths = Array.from(document.querySelectorAll('.math'));
+  const typeset = maths.filter(m => m.querySelector('mjx-container svg'));
+  const text = document.body.innerText;
+  const raw = [];
+  for (const token of ['\\(', '\\)', '\\[', '$$']) {
+    const at = text.indexOf(token);
+    if (at >= 0) { raw.push(text.slice(Math.max(0, at - 30), at + 30)); }
+  }
+  return {maths: maths.length, typeset: typeset.length, raw: raw};
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def offline_crawl(built_site: pathlib.Path) -> dict[str, OfflineReport]:
+    """Open every page of the book from file:// with every other request aborted."""
+    if not CHROMIUM.exists():
+        pytest.fail(INSTALL_HINT, pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    reports: dict[str, OfflineReport] = {}
+    with sync_playwright() as pw:
+        browser = _launch_chromium(pw)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        current: list[OfflineReport] = []
+
+        def route(r):
+            url = r.request.url
+            if url.startswith("file:"):
+                r.continue_()
+                return
+            if current and not url.startswith(("data:", "blob:", "about:")):
+                current[0].blocked.append(f"{r.request.resource_type} {url}")
+            r.abort()
+
+        def on_failed(request):
+            # ERR_ABORTED: cut short by the next navigation, not missing.
+            if current and request.url.startswith("file:") and "ERR_ABORTED" not in (request.failure or ""):
+                current[0].failed_files.append(f"{request.url} ({request.failure})")
+
+        context.route("**/*", route)
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        page.on("requestfailed", on_failed)
+        for rel in html_pages(built_site):
+            if rel in SERVER_PAGES:
+                continue
+            report = OfflineReport(path=rel)
+            current[:] = [report]
+            try:
+                page.goto((built_site / rel).resolve().as_uri(), wait_until="load")
+                source = (built_site / rel).read_text(encoding="utf-8", errors="replace")
+                if re.search(r"http-equiv=[\"']refresh", source, re.I):
+                    # A redirect stub (index.html): follow it to the real page.
+                    page.wait_for_url(lambda url: not url.endswith("/" + rel))
+                    page.wait_for_load_state("load")
+                found = page.evaluate(_MATHS_JS)
+                report.maths, report.typeset, report.raw_tex = (
+                    found["maths"], found["typeset"], found["raw"]
+                )
+            except Exception as exc:  # noqa: BLE001 - reported per page below
+                report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            reports[rel] = report
+        current.clear()
+        context.close()
+        browser.close()
+    return reports
+
+
+class TestOffline:
+    def test_every_page_opens_from_disk(self, offline_crawl, built_site):
+        expected = [p for p in html_pages(built_site) if p not in SERVER_PAGES]
+        assert sorted(offline_crawl) == expected
+        problems = [f"{rel}: {r.error}" for rel, r in offline_crawl.items() if r.error]
+        _fail_listing("pages did not open from file://", problems)
+
+    def test_maths_is_typeset_without_a_network(self, offline_crawl):
+        with_maths = [r for r in offline_crawl.values() if r.maths]
+        print({r.path: f"{r.typeset}/{r.maths}" for r in with_maths})
+        assert with_maths, "no page of the book has maths: is the maths check looking at the right thing?"
+        problems = []
+        for rel, r in offline_crawl.items():
+            if r.typeset < r.maths:
+                problems.append(f"{rel}: {r.maths - r.typeset} of {r.maths} maths elements not typeset")
+            for raw in r.raw_tex:
+                problems.append(f"{rel}: raw TeX in the text: ...{raw!r}...")
+        _fail_listing("pages show maths MathJax did not render offline", problems)
+
+    def test_no_page_needs_the_network_for_a_script_style_or_font(self, offline_crawl):
+        needed = {"script", "stylesheet", "font", "xhr", "fetch", "image"}
+        problems = [
+            f"{rel}: {req}" for rel, r in offline_crawl.items() for req in r.blocked
+            if req.split(" ", 1)[0] in needed
+        ]
+        _fail_listing("requests to other hosts were made (and blocked)", problems)
+
+    def test_no_file_the_pages_load_is_missing(self, offline_crawl):
+        problems = [f"{rel}: {f}" for rel, r in offline_crawl.items() for f in r.failed_files]
+        _fail_listing("files the pages load are missing from _build/html", problems)
+
+
+_EXTERNAL = re.compile(
+    r"""<(?:script|link)\b[^>]*\b(?:src|href)=["']((?:https?:)?//[^"']+)["'][^>]*>""", re.I
+)
+
+
+class TestBuiltHtml:
+    def test_no_script_or_stylesheet_from_another_host(self, built_site):
+        problems = []
+        for path in sorted(built_site.rglob("*.html")):
+            for tag in _EXTERNAL.finditer(path.read_text(encoding="utf-8", errors="replace")):
+                if 'rel="canonical"' in tag.group(0) or "rel='canonical'" in tag.group(0):
+                    continue  # the page's published address, not something it loads
+                problems.append(f"{path.relative_to(built_site).as_posix()}: {tag.group(1)}")
+        _fail_listing("pages load files from another host", problems)
+
+    def test_mathjax_is_the_books_own_copy_loaded_once(self, built_site):
+        mathjax = built_site / "_static" / "mathjax" / "tex-svg.js"
+        assert mathjax.is_file() and mathjax.stat().st_size > 1_000_000, "MathJax is not in the build"
+        problems = []
+        loads_mathjax = 0
+        for rel in html_pages(built_site):
+            html = (built_site / rel).read_text(encoding="utf-8")
+            tags = re.findall(r"<script[^>]*src=\"[^\"]*mathjax[^\"]*\"", html, re.I)
+            loads_mathjax += bool(tags)
+            if len(tags) > 1:
+                problems.append(f"{rel}: {len(tags)} MathJax script tags")
+            if "class=\"math" in html and not tags:
+                problems.append(f"{rel}: has maths but loads no MathJax")
+        assert loads_mathjax, "no page loads MathJax"
+        _fail_listing("pages load MathJax wrongly", problems)
+
+    def test_404_page(self, built_site):
+        page = built_site / "404.html"
+        assert page.is_file(), "no 404.html in the build"
+        html = page.read_text(encoding="utf-8")
+        assert "Page not found" in html
+        assets = re.findall(r"(?:src|href)=\"(/[^\"#?]*)", html)
+        assert assets, "404.html names no absolute asset"
+        problems = []
+        for url in sorted(set(assets)):
+            if not url.startswith(SITE_PREFIX):
+                problems.append(f"{url} is outside {SITE_PREFIX}")
+            elif not (built_site / url[len(SITE_PREFIX):]).exists():
+                problems.append(f"{url} is not in the build")
+        _fail_listing("404.html links are wrong", problems)
+
+    def test_explorers_show_their_fallback_in_the_book(self, built_site):
+        for rel in html_pages(built_site):
+            html = (built_site / rel).read_text(encoding="utf-8")
+            assert "VBox(children=" not in html, f"{rel} shows a raw widget repr"
+            assert "application/vnd.jupyter.widget-view+json" not in html, f"{rel} embeds a widget view"
