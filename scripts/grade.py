@@ -75,6 +75,7 @@ class Question:
     possible: float
     score: float = 0.0
     messages: list[str] = field(default_factory=list)
+    form_ok: bool | None = None
 
 
 @dataclass
@@ -330,7 +331,7 @@ class Sandbox:
                 self.used_uids.add(uid)
                 return uid
 
-    def start(self, notebook: pathlib.Path, variables: tuple, n: int) -> "Job":
+    def start(self, notebook: pathlib.Path, slug: str, n: int) -> "Job":
         job_dir = self.base / f"job-{n}"
         job_dir.mkdir(mode=0o700)
         shutil.copyfile(notebook, job_dir / "submission.ipynb")
@@ -344,7 +345,7 @@ class Sandbox:
         boot = (f"import sys; sys.path[:0] = [{str(site)!r}]; "
                 "from lanes.exercises.runner import main; sys.exit(main())")
         cmd = [sys.executable, "-E", "-s", "-c", boot, str(inside / "submission.ipynb"),
-               str(inside / "answers.json"), "STUDENT", *variables]
+               str(inside / "answers.json"), slug]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(inside), "TMPDIR": str(inside),
                "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": str(inside / ".ipython"),
@@ -466,7 +467,7 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-        if not isinstance(data, dict):
+        if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
             return None, "unreadable"
         return data, ""
 
@@ -482,12 +483,15 @@ class Job:
 # --------------------------------------------------------------------------- grading
 
 
-def _step1_failure(rc: int | None, timed_out: bool, limits: Limits) -> str:
+def _step1_failure(rc: int | None, timed_out: bool, limits: Limits, why: str = "") -> str:
     if timed_out:
         return (f"timed out: the notebook ran longer than the {limits.timeout_s:g} s limit, so every question "
                 "scores 0. A cell probably never finishes (an infinite loop, or a very long sweep)")
     if rc == -signal.SIGXCPU:
         return f"stopped: the notebook used more than {limits.cpu_s} s of CPU time, so every question scores 0"
+    if rc == 0 and why == "unreadable":
+        return ("the answers the notebook exported were overwritten or damaged afterwards (by a process the "
+                "notebook started?), so every question scores 0")
     return ("the notebook stopped before its answers could be read (did a cell kill the process, for example "
             f"with os._exit(), or run out of memory?), so every question scores 0 (exit status {rc})")
 
@@ -496,13 +500,13 @@ def _step1_failure(rc: int | None, timed_out: bool, limits: Limits) -> str:
 JUDGE = "import sys; from lanes.exercises.judge import main; sys.exit(main(sys.argv[1:]))"
 
 
-def run_judge(jobs: list[dict], solutions: pathlib.Path, timeout_s: float) -> dict[int, dict]:
-    """Step 2: scores from a fresh isolated interpreter, keyed by job id."""
+def run_judge(jobs: list[dict], solutions: pathlib.Path | None, timeout_s: float) -> dict[int, dict]:
+    """Step 2: scores from a fresh isolated interpreter, keyed by job id (forms only without keys)."""
     if not jobs:
         return {}
-    proc = subprocess.run([sys.executable, "-I", "-c", JUDGE, str(solutions)],
+    proc = subprocess.run([sys.executable, "-I", "-c", JUDGE, "--forms-only" if solutions is None else str(solutions)],
                           input=json.dumps(jobs), capture_output=True, text=True, timeout=timeout_s,
-                          cwd=str(solutions))
+                          cwd=tempfile.gettempdir())
     if proc.stderr.strip():
         print(proc.stderr.rstrip(), file=sys.stderr)
     if proc.returncode != 0:
@@ -510,8 +514,9 @@ def run_judge(jobs: list[dict], solutions: pathlib.Path, timeout_s: float) -> di
     return {r["id"]: r for r in json.loads(proc.stdout)}
 
 
-def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits, jobs: int,
+def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: Limits, jobs: int,
           student: str | None = None, progress=print) -> tuple[list[Submission], str]:
+    """Grade notebooks; ``solutions=None`` runs the public form checks only (no keys needed)."""
     files = collect(paths)
     known = set(all_sets())
     subs: list[Submission] = []
@@ -530,7 +535,7 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits,
             sub.status = NOT_A_NOTEBOOK
             sub.messages.append(f"{problem}; every question scores 0")
             continue
-        if not (solutions / slug / "key.py").is_file():
+        if solutions is not None and not (solutions / slug / "key.py").is_file():
             sub.status = NO_KEY
             sub.messages.append(f"no answer key {solutions / slug / 'key.py'}: grade from the instructor's "
                                 "checkout (the student repository has no solutions/)")
@@ -539,7 +544,7 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits,
     if not todo:
         return subs, "nothing to run"
 
-    box = Sandbox(limits, hide=[ROOT, solutions])
+    box = Sandbox(limits, hide=[ROOT] + ([solutions] if solutions is not None else []))
     exported: dict[int, dict] = {}
     try:
         queue = list(enumerate(todo))
@@ -549,7 +554,7 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits,
             while queue and len(running) < max(1, jobs):
                 i, (sub, nb) = queue.pop(0)
                 try:
-                    running.append((i, box.start(pathlib.Path(sub.path), get_set(sub.assignment).variables, i)))
+                    running.append((i, box.start(pathlib.Path(sub.path), sub.assignment, i)))
                 except Exception as e:  # the sandbox could not start
                     sub.status = CRASHED
                     sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {e}")
@@ -562,13 +567,13 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits,
                 sub, nb = todo[i]
                 box.stop(job)
                 sub.seconds = round(time.monotonic() - job.started, 1)
-                data, _ = box.answers(job) if rc is not None else (None, "")
+                data, why = box.answers(job) if rc is not None else (None, "")
                 shutil.rmtree(job.dir, ignore_errors=True)
                 running.remove((i, job))
                 done += 1
                 if data is None:
                     sub.status = TIMEOUT if rc is None else CRASHED
-                    sub.messages.append(_step1_failure(rc, rc is None, limits))
+                    sub.messages.append(_step1_failure(rc, rc is None, limits, why))
                 else:
                     exported[i] = data
                 progress(f"[{done}/{len(todo)}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
@@ -616,6 +621,7 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits,
             r = res["questions"].get(q.name, {})
             q.score = float(r.get("score", 0.0))
             q.messages.extend(str(m) for m in r.get("messages", []))
+            q.form_ok = bool(r.get("form_ok"))
     return subs, isolation
 
 
@@ -624,6 +630,23 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path, limits: Limits,
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
+
+
+def print_forms_report(subs: list[Submission]) -> int:
+    """Practice feedback: each question's form check; the number of problems found."""
+    problems = 0
+    for s in subs:
+        print(f"{s.path}  [{s.assignment or '?'}]  {s.status}")
+        for m in s.messages:
+            print(f"  ! {m}")
+        problems += s.status != GRADED
+        for q in s.questions:
+            ok = bool(q.form_ok)
+            problems += not ok
+            print(f"  {q.name:<8}  {'form ok' if ok else 'PROBLEM'}  {q.messages[0] if q.messages else ''}")
+        print()
+    print(f"{problems} problem(s). Form checks only: the values are graded by your instructor.")
+    return problems
 
 
 def print_report(subs: list[Submission], total: float, possible: float, pass_mark: float) -> None:
@@ -699,6 +722,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT, help="JSON report path")
     ap.add_argument("--csv", type=pathlib.Path, help="also write a gradebook (CSV) here")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--forms-only", action="store_true",
+                    help="practice feedback without keys: run the notebooks and check answer forms only")
     args = ap.parse_args(argv)
     if not 0 <= args.pass_mark <= 1:
         ap.error(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
@@ -720,12 +745,23 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     limits = Limits(timeout_s=args.timeout, cpu_s=args.cpu_limit, memory_mb=args.memory_mb, nproc=args.max_procs)
     progress = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    subs, isolation = grade(paths, solutions=args.solutions.resolve(), limits=limits, jobs=args.jobs,
+    solutions = None if args.forms_only else args.solutions.resolve()
+    subs, isolation = grade(paths, solutions=solutions, limits=limits, jobs=args.jobs,
                             student=args.student, progress=progress)
     if not subs:
         ap.error(f"no notebooks found under {', '.join(map(str, paths))}")
     if not isolation.startswith("unprivileged uid, private"):
         print(f"warning: sandbox is {isolation}; grade as root on Linux for real grades", file=sys.stderr)
+    if args.forms_only:
+        problems = print_forms_report(subs)
+        report = {"forms_only": True, "problems": problems, "sandbox": isolation,
+                  "submissions": [{**{k: v for k, v in asdict(s).items() if k != "questions"},
+                                   "questions": {q.name: {"form_ok": q.form_ok, "messages": q.messages}
+                                                 for q in s.questions}} for s in subs]}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"report: {args.json}")
+        return 0 if problems == 0 else 1
     total = sum(s.score for s in subs)
     possible = sum(s.possible for s in subs)
     print_report(subs, total, possible, args.pass_mark)

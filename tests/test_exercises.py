@@ -1,256 +1,385 @@
-"""Honesty checks for the graded exercises (issue 6).
+"""Exercise sets: forms, variants, set specs, public checks, and grading every set's solution.
 
-* every solution scores full marks and every untouched student notebook scores
-  zero on every question (so no test passes on a blank answer);
-* ``exercises/`` is what ``scripts/assign_exercises.py`` makes from ``solutions/``;
-* no solution code or hidden-test text leaks into ``exercises/`` or the built book;
-* the book's exercises page links every set, and never a solution.
-
-The autograder zips are built once per module (``otter assign`` without running
-the tests, a few seconds) into a temporary folder, and all sixteen notebooks are
-graded by one ``scripts/grade.py`` run, two at a time.
+The slow checks share work: one grader run grades every set's solution for three student
+identifiers together with every untouched student notebook (and writes the gradebook);
+one in-process execution of every solution for the default variant feeds the scan of the
+chapters' outputs.
 """
 
 from __future__ import annotations
 
-import html
+import csv
+import importlib.util
 import json
+import linecache
+import math
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
 import nbformat
+import numpy as np
 import pytest
+
+from lanes.exercises import Choice, Float, FormError, Int, Seq, Str, all_sets, get_set, public_check, to_plain, variant
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
-BOOK_HTML = ROOT / "_build" / "html"
-SLUGS = sorted(p.name for p in SOLUTIONS.iterdir() if (p / f"{p.name}.ipynb").is_file())
+NOTEBOOKS = ROOT / "notebooks"
+STUDENTS = ("alice", "bob", "carol")
 
 
-def _run(cmd: list[str], timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+def _assign_module():
+    spec = importlib.util.spec_from_file_location("assign_exercises", ROOT / "scripts" / "assign_exercises.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _masters() -> list[pathlib.Path]:
+    """Sets with a master notebook and an answer key (the instructor's checkout)."""
+    return [SOLUTIONS / s / f"{s}.ipynb" for s in all_sets()
+            if (SOLUTIONS / s / f"{s}.ipynb").is_file() and (SOLUTIONS / s / "key.py").is_file()]
+
+
+MASTERS = _masters()
+needs_solutions = pytest.mark.skipif(not MASTERS, reason="no solutions/ in this checkout (student repository)")
+
+
+# --------------------------------------------------------------------------- forms
+
+
+class AlwaysEqual(float):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = float.__hash__
+
+
+@pytest.mark.parametrize("value, form, expected", [
+    (3, Int(), 3), (np.int64(7), Int(lo=0), 7), (np.array(5), Int(), 5), (2, Float(), 2.0),
+    (np.float32(2.5), Float(), 2.5), (np.array(0.25), Float(lo=0, hi=1), 0.25), (" B ", Choice(), "b"),
+    ((np.int64(8), 8, 4), Seq(Int()), [8, 8, 4]), ([1, 2], Seq(Int()), [1, 2]), (" swap", Str(("swap", "x")), "swap"),
+])
+def test_forms_accept_plain_and_numpy_values(value, form, expected):
+    got = form.check(value)
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("value, form, words", [
+    (11.4, Int(), "whole number"), (11.0, Int(), "whole number"), (True, Int(), "not bool"),
+    (True, Float(), "not bool"), (AlwaysEqual(1.0), Float(), "subclass of float"), ("e", Choice("abcd"), "one letter"),
+    (3, Choice(), "one letter"), (..., Float(), "not answered yet"), (None, Float(), "is None"),
+    (float("nan"), Float(), "finite"), ({"a": 1}, Float(), "not dict"), ([1, [2]], Seq(Int()), "list"),
+    (-1, Int(lo=0), "at least 0"), (1.5, Float(hi=1), "at most 1"), ("maybe", Str(("swap", "recompute")), '"swap"'),
+])
+def test_forms_refuse_with_a_message_naming_the_expected_form(value, form, words):
+    with pytest.raises(FormError, match=re.escape(words)):
+        form.check(value)
+
+
+def test_to_plain_refuses_subclasses_of_every_plain_type():
+    class MyInt(int):
+        pass
+
+    class MyStr(str):
+        pass
+
+    for v in (MyInt(3), MyStr("a"), AlwaysEqual(2.0)):
+        with pytest.raises(FormError, match="subclass of"):
+            to_plain(v)
+    assert to_plain((np.bool_(True), np.int32(3), "x")) == [True, 3, "x"]
+
+
+# --------------------------------------------------------------------------- variants and specs
+
+
+def test_variants_are_deterministic_and_differ_between_students():
+    for slug, spec in all_sets().items():
+        default = spec.variant("")
+        assert default.as_dict() == spec.default
+        assert spec.variant(" Alice ") == spec.variant("alice")
+        params = {tuple(spec.variant(s).params) for s in ("alice", "bob", "carol", "dave", "erin")}
+        assert len(params) >= 3, slug  # five students, at least three different variants
+        assert "V." in str(spec.variant("alice")) and "alice" in str(spec.variant("alice"))
+
+
+def test_variant_refuses_a_non_string_student():
+    with pytest.raises(ValueError, match="STUDENT must be a string"):
+        variant("01_slots_and_littles_law", 42)
+
+
+def test_every_set_has_at_least_one_question_and_positive_points():
+    total = 0
+    for spec in all_sets().values():
+        assert spec.questions and spec.possible > 0
+        total += len(spec.questions)
+    assert total >= 30
+
+
+@needs_solutions
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.parent.name)
+def test_master_matches_its_spec(master):
+    _assign_module().check_against_spec(master)  # SystemExit on a mismatch
+
+
+def _options(master: pathlib.Path) -> dict[str, tuple[dict[str, str], str]]:
+    """Multiple-choice options per answer variable and the letter of the solution."""
+    nb = nbformat.read(master, as_version=4)
+    found, opts = {}, None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            o = dict(re.findall(r"^- \*\*\((\w)\)\*\* (.+)$", cell.source, re.M))
+            opts = o or None
+        elif cell.cell_type == "code" and opts:
+            m = re.search(r"^(\w+) = \"(\w)\"", cell.source, re.M)
+            if m:
+                found[m.group(1)] = (opts, m.group(2))
+                opts = None
+    return found
+
+
+@needs_solutions
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.parent.name)
+def test_multiple_choice_options_have_similar_lengths_and_the_answer_is_not_the_longest(master):
+    for var, (opts, right) in _options(master).items():
+        lengths = {k: len(v) for k, v in opts.items()}
+        assert len(opts) >= 3, var
+        assert lengths[right] < max(lengths.values()) or list(lengths.values()).count(lengths[right]) > 1, var
+        assert max(lengths.values()) <= 1.35 * min(lengths.values()), (var, lengths)
+
+
+def test_each_student_notebook_shows_its_variant_first():
+    for slug in all_sets():
+        path = EXERCISES / slug / f"{slug}.ipynb"
+        if not path.is_file():
+            continue
+        nb = nbformat.read(path, as_version=4)
+        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        assert re.search(r'^STUDENT = ""', code[1], re.M), slug
+        assert f'lanes.exercises.variant("{slug}", STUDENT)' in code[2] and "print(V)" in code[2], slug
+        assert nb.metadata["lanes"]["set"] == slug
+
+
+# --------------------------------------------------------------------------- public checks
+
+
+def _raise_in_cell(source: str, filename: str):
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        exec(compile(source, filename, "exec"), {})
+    except Exception as e:
+        return e
+    raise AssertionError("the cell did not raise")
+
+
+def test_public_check_reports_a_raising_answer_cell(monkeypatch):
+    err = _raise_in_cell("q4_choice = d\n", "<ipython-cell-7>")
+    monkeypatch.setattr(sys, "last_value", err, raising=False)
+    with pytest.raises(AssertionError, match=r"q4_choice: its answer cell raised NameError: name 'd' is not defined"):
+        public_check("01_slots_and_littles_law", "q4", {"STUDENT": ""})
+    other = _raise_in_cell("x = 1 / 0\n", "<ipython-cell-8>")
+    monkeypatch.setattr(sys, "last_value", other, raising=False)
+    with pytest.raises(AssertionError, match="q4_choice is not defined: run its answer cell"):
+        public_check("01_slots_and_littles_law", "q4", {})
+
+
+def test_public_check_uses_the_same_forms_as_the_grader():
+    public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": np.float64(31.5)})
+    with pytest.raises(AssertionError, match="not answered yet"):
+        public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": ...})
+    with pytest.raises(AssertionError, match="subclass of float"):
+        public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": AlwaysEqual(1)})
+
+
+def test_public_tests_call_the_installed_form_check():
+    for slug, spec in all_sets().items():
+        tests = EXERCISES / slug / "tests"
+        if not tests.is_dir():
+            continue
+        for q in spec.questions:
+            text = (tests / f"{q.name}.py").read_text()
+            assert f"public_check('{slug}', '{q.name}', env)" in text.replace('"', "'"), (slug, q.name)
+            assert "hidden=True" not in text
+
+
+def test_a_renamed_copy_checks_in_a_kernel_and_reports_a_name_error(tmp_path):
+    from nbclient import NotebookClient
+
+    slug = "01_slots_and_littles_law"
+    shutil.copytree(EXERCISES / slug / "tests", tmp_path / "tests")
+    nb = nbformat.read(EXERCISES / slug / f"{slug}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.source.startswith("q1_busy_slots = ..."):
+            cell.source = "q1_busy_slots = 12.5"
+        elif cell.source.startswith("q4_choice = ..."):
+            cell.source = "q4_choice = d"
+    path = tmp_path / f"{slug}-Copy1.ipynb"
+    nbformat.write(nb, path)
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = {}
+    for cell in nb.cells:
+        m = re.match(r'grader\.check\("(q\d)"\)', cell.source)
+        if m:
+            outputs[m.group(1)] = json.dumps(cell.outputs)
+    assert "Form check passed" in outputs["q1"]
+    assert "raised NameError: name 'd' is not defined" in outputs["q4"]
+    assert "not answered yet" in outputs["q2"]
+    assert ".OTTER_LOG" in (ROOT / ".gitignore").read_text().split()
+
+
+# --------------------------------------------------------------------------- exercises/ is generated
+
+
+@needs_solutions
+def test_exercises_are_what_assign_makes_from_solutions(tmp_path):
+    slugs = [m.stem for m in MASTERS]
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "assign_exercises.py"), "--no-execute",
+                           "--no-run-tests", "--out", str(tmp_path / "out"), "--build-dir", str(tmp_path / "b"), *slugs],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for slug in slugs:
+        made = {p.relative_to(tmp_path / "out"): p.read_bytes() for p in (tmp_path / "out" / slug).rglob("*")
+                if p.is_file()}
+        have = {p.relative_to(EXERCISES): p.read_bytes() for p in (EXERCISES / slug).rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and ".OTTER_LOG" not in p.name}
+        assert made == have, slug
+
+
+# --------------------------------------------------------------------------- grading every set
 
 
 @pytest.fixture(scope="module")
-def regen(tmp_path_factory):
-    """exercises/ and autograder zips regenerated from solutions/ into a temp dir."""
-    tmp = tmp_path_factory.mktemp("assign")
-    out, ag = tmp / "exercises", tmp / "autograder"
-    proc = _run([sys.executable, "scripts/assign_exercises.py", "--no-execute", "--no-run-tests",
-                 "--out", str(out), "--autograder-dir", str(ag)])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out, ag
+def class_run(tmp_path_factory):
+    """Every set's solution for three students, and every untouched notebook, in one grader run."""
+    d = tmp_path_factory.mktemp("class")
+    assign = _assign_module()
+    for master in MASTERS:
+        for who in STUDENTS:
+            (d / "subs" / who).mkdir(parents=True, exist_ok=True)
+            nbformat.write(assign.solution_notebook(master, who), d / "subs" / who / f"{master.stem}.ipynb")
+        shutil.copy(EXERCISES / master.stem / f"{master.stem}.ipynb", d / "subs" / f"untouched-{master.stem}.ipynb")
+    report, book = d / "report.json", d / "gradebook.csv"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(d / "subs"), "--json", str(report),
+                           "--csv", str(book)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(report.read_text()), book, proc
 
 
-@pytest.fixture(scope="module")
-def graded(regen, tmp_path_factory):
-    """One grading run over every solution and every untouched student notebook."""
-    _, ag = regen
-    report = tmp_path_factory.mktemp("grade") / "report.json"
-    proc = _run([sys.executable, "scripts/grade.py", str(ag / "solutions"), str(EXERCISES),
-                 "--autograder-dir", str(ag), "--jobs", "2", "--timeout", "300",
-                 "--pass-mark", "0", "--json", str(report)])
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads(report.read_text())
-    subs = {}
-    for s in data["submissions"]:
-        kind = "solution" if pathlib.Path(s["path"]).resolve().is_relative_to(ag.resolve()) else "student"
-        subs[(kind, s["assignment"])] = s
-    return subs, proc.stdout
+@needs_solutions
+def test_solutions_score_full_marks_for_three_students(class_run):
+    data, _, _ = class_run
+    graded = [s for s in data["submissions"] if not pathlib.Path(s["path"]).name.startswith("untouched-")]
+    assert len(graded) == 3 * len(MASTERS)
+    for s in graded:
+        assert s["student"] in STUDENTS
+        assert s["score"] == s["possible"] > 0, (s["path"], s["questions"])
 
 
-# --------------------------------------------------------------------------- scoring
+@needs_solutions
+def test_untouched_notebooks_score_zero(class_run):
+    data, _, _ = class_run
+    untouched = [s for s in data["submissions"] if pathlib.Path(s["path"]).name.startswith("untouched-")]
+    assert len(untouched) == len(MASTERS)
+    for s in untouched:
+        assert s["status"] == "graded" and s["score"] == 0 and s["possible"] > 0, s["path"]
+        assert all(q["messages"] for q in s["questions"].values())
 
 
-class TestScoring:
-    def test_every_set_has_a_student_notebook(self):
-        assert SLUGS, "no master notebooks in solutions/"
-        for slug in SLUGS:
-            assert (EXERCISES / slug / f"{slug}.ipynb").is_file(), f"exercises/{slug} is missing: run scripts/assign_exercises.py"
-
-    @pytest.mark.parametrize("slug", SLUGS)
-    def test_solution_scores_full_marks(self, graded, slug):
-        subs, _ = graded
-        s = subs[("solution", slug)]
-        assert s["status"] == "graded", s["messages"]
-        assert s["possible"] > 0
-        lost = {q: r for q, r in s["questions"].items() if r["score"] != r["possible"]}
-        assert not lost, f"{slug}: the solution loses points on {lost}"
-
-    @pytest.mark.parametrize("slug", SLUGS)
-    def test_untouched_student_notebook_scores_zero(self, graded, slug):
-        subs, _ = graded
-        s = subs[("student", slug)]
-        assert s["status"] == "graded", s["messages"]
-        assert len(s["questions"]) >= 3
-        passing = {q: r["score"] for q, r in s["questions"].items() if r["score"] != 0}
-        assert not passing, f"{slug}: a blank answer already earns points on {passing}"
-        for q, r in s["questions"].items():
-            assert r["possible"] > 0, f"{slug} {q} is worth no points"
-            assert r["messages"], f"{slug} {q} fails without saying why"
-
-    def test_report_prints_a_table_and_total(self, graded):
-        _, stdout = graded
-        assert re.search(r"^\s+question\s+score\s+of\s+note$", stdout, flags=re.M)
-        assert re.search(r"^TOTAL \S+ / \S+ \(", stdout, flags=re.M)
+@needs_solutions
+def test_gradebook_has_a_row_per_student_and_a_column_per_question(class_run):
+    data, book, proc = class_run
+    rows = list(csv.DictReader(book.open()))
+    by_student = {r["student"]: r for r in rows}
+    possible = sum(get_set(m.stem).possible for m in MASTERS)
+    for who in STUDENTS:
+        assert float(by_student[who]["total"]) == float(by_student[who]["possible"]) == possible
+    columns = [c for c in rows[0] if ":" in c]
+    assert len(columns) == sum(len(get_set(m.stem).questions) for m in MASTERS)
+    assert f"[{len(data['submissions'])}/{len(data['submissions'])}]" in proc.stderr  # progress lines
 
 
-# --------------------------------------------------------------------------- sync
+# --------------------------------------------------------------------------- default answers vs chapters
 
 
-def _nb_view(path: pathlib.Path) -> dict:
-    """A notebook without volatile metadata: cell types, sources, tags; the otter metadata."""
-    nb = nbformat.read(path, as_version=4)
-    cells = [(c.cell_type, c.source, sorted(c.metadata.get("tags", []))) for c in nb.cells]
-    return {"cells": cells, "otter": nb.metadata.get("otter")}
-
-
-def tree_differences(a: pathlib.Path, b: pathlib.Path) -> list[str]:
-    """Files that differ between two exercise trees (notebooks compared without volatile metadata)."""
-    files = lambda root: {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                          and ".ipynb_checkpoints" not in p.parts}
-    fa, fb = files(a), files(b)
-    diffs = [f"only in {a.name}: {p}" for p in sorted(fa - fb)] + [f"only in {b.name}: {p}" for p in sorted(fb - fa)]
-    for rel in sorted(fa & fb):
-        if rel.suffix == ".ipynb":
-            same = _nb_view(a / rel) == _nb_view(b / rel)
-        else:
-            same = (a / rel).read_bytes() == (b / rel).read_bytes()
-        if not same:
-            diffs.append(f"differs: {rel}")
-    return diffs
-
-
-class TestSync:
-    def test_exercises_match_solutions(self, regen):
-        out, _ = regen
-        diffs = tree_differences(EXERCISES, out)
-        assert not diffs, "exercises/ is out of sync with solutions/; run scripts/assign_exercises.py:\n" + "\n".join(diffs)
-
-    def test_sync_check_can_fail(self, regen, tmp_path):
-        out, _ = regen
-        import shutil
-
-        copy = tmp_path / "exercises"
-        shutil.copytree(out, copy)
-        slug = SLUGS[0]
-        nb = nbformat.read(copy / slug / f"{slug}.ipynb", as_version=4)
-        nb.cells[1].source += "\nAn edit made by hand."
-        nbformat.write(nb, copy / slug / f"{slug}.ipynb")
-        (copy / slug / "tests" / "q1.py").write_text("# edited\n")
-        assert len(tree_differences(copy, out)) == 2
-
-
-# --------------------------------------------------------------------------- leaks
-
-
-def _between(cells, begin: str, end: str):
-    inside = False
-    for c in cells:
-        if c.cell_type == "raw" and c.source.strip().startswith(begin):
-            inside = True
-        elif c.cell_type == "raw" and c.source.strip().startswith(end):
-            inside = False
-        elif inside and c.cell_type == "code":
-            yield c
-
-
-def secret_snippets() -> dict[str, set[str]]:
-    """Per set, lines of solution code and hidden-test text that students must not see.
-
-    Solution code: every answer line (``... # SOLUTION``) and every line of a
-    ``# BEGIN SOLUTION NO PROMPT`` block.  Hidden tests: their assertions and
-    the lines that compute the expected value.  Text deliberately given to
-    students (prompts, given code, public tests) is not secret.
-    """
-    out: dict[str, set[str]] = {}
-    for slug in SLUGS:
-        nb = nbformat.read(SOLUTIONS / slug / f"{slug}.ipynb", as_version=4)
-        secrets, given = set(), []
-        solution_ids = {id(c) for c in _between(nb.cells, "# BEGIN SOLUTION", "# END SOLUTION")}
-        test_ids = {id(c) for c in _between(nb.cells, "# BEGIN TESTS", "# END TESTS")}
-        for c in nb.cells:
-            if c.cell_type == "markdown" or (c.cell_type == "code" and id(c) not in solution_ids | test_ids):
-                given.append(c.source)
-        for c in _between(nb.cells, "# BEGIN SOLUTION", "# END SOLUTION"):
-            block = False
-            for line in c.source.splitlines():
-                s = line.strip()
-                if s.startswith("# BEGIN SOLUTION"):
-                    block = True
-                elif s.startswith("# END SOLUTION"):
-                    block = False
-                elif s.endswith("# SOLUTION"):
-                    secrets.add(s[: -len("# SOLUTION")].strip())
-                elif block and len(s) >= 12 and not s.startswith(("#", "import ", "from ")):
-                    secrets.add(s)
-                else:
-                    given.append(s)
-        for c in _between(nb.cells, "# BEGIN TESTS", "# END TESTS"):
-            body = c.source.split("# END TEST CONFIG", 1)[-1]
-            if re.search(r"^hidden:\s*true", c.source, flags=re.M):
-                for line in body.splitlines():
-                    s = line.strip()
-                    if s.startswith("assert ") or "expected" in s:
-                        secrets.add(s)
-            else:
-                given.append(body)
-        given_text = "\n".join(given)
-        out[slug] = {s for s in secrets if s not in given_text}
+def _default_answers() -> dict[str, dict]:
+    """Every set's answers for the default variant, by running its solution code here."""
+    assign = _assign_module()
+    out = {}
+    for master in MASTERS:
+        ns: dict = {}
+        for cell in assign.solution_notebook(master, "").cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, f"<{master.stem}>", "exec"), ns)
+        spec = get_set(master.stem)
+        out[master.stem] = {v: to_plain(ns[v]) for v in spec.variables}
     return out
 
 
-def find_leaks(roots: list[pathlib.Path], snippets: dict[str, set[str]]) -> list[str]:
-    leaks = []
-    all_snippets = {s for v in snippets.values() for s in v}
-    needles = {s: {s, html.escape(s), html.escape(s, quote=False), json.dumps(s)[1:-1]} for s in all_snippets}
-    for root in roots:
-        for f in sorted(p for p in root.rglob("*") if p.is_file()):
-            if f.suffix in {".png", ".jpg", ".svg", ".woff", ".woff2", ".ttf", ".eot", ".ico", ".gif", ".zip", ".pyc"}:
-                continue
-            try:
-                text = f.read_text(encoding="utf-8", errors="ignore")
-            except OSError:
-                continue
-            for s, forms in needles.items():
-                if any(form in text for form in forms):
-                    leaks.append(f"{f.relative_to(ROOT) if f.is_relative_to(ROOT) else f}: {s[:80]}")
-    return leaks
+def _digits(text: str) -> str:
+    """The significant digits of a printed number (no sign, leading zeros or exponent)."""
+    mantissa = re.split(r"[eE]", text)[0]
+    return re.sub(r"[^0-9]", "", mantissa).lstrip("0")
 
 
-class TestLeaks:
-    def test_secrets_are_found(self):
-        snippets = secret_snippets()
-        for slug in SLUGS:
-            assert len(snippets[slug]) >= 3, f"{slug}: the leak scan found almost nothing to look for"
+def _renderings(x) -> set[str]:
+    """How a chapter could print a non-trivial answer; empty for trivial ones.
 
-    def test_no_leak_in_exercises(self):
-        leaks = find_leaks([EXERCISES], secret_snippets())
-        assert not leaks, "solution code or hidden-test text in exercises/:\n" + "\n".join(leaks)
+    Trivial, and not scanned: strings and letters, booleans, integers below 100 in size
+    (slot counts, chunk counts and the like recur everywhere), and renderings with fewer
+    than three significant digits (``0.84`` or ``2.5`` can print in any chapter by chance).
+    Scanned: ``repr``, ``:g``, 2 to 4 decimals, thousands separators, and percentages.
+    """
+    if isinstance(x, bool) or isinstance(x, str):
+        return set()
+    if isinstance(x, int):
+        return {str(x), f"{x:,}"} if abs(x) >= 100 else set()
+    if isinstance(x, float):
+        if x.is_integer():
+            return _renderings(int(x))
+        if len(_digits(f"{x:.12g}")) < 3:
+            return set()
+        forms = {repr(x), f"{x:g}", f"{x:.2f}", f"{x:.3f}", f"{x:.4f}"}
+        if 0 < abs(x) < 1:
+            forms |= {f"{100 * x:.1f}%", f"{100 * x:.2f}%"}
+        return {f for f in forms if len(_digits(f)) >= 3}
+    if isinstance(x, list):
+        return set().union(*map(_renderings, x)) if x else set()
+    return set()
 
-    def test_no_leak_in_built_book(self, built_site):
-        assert built_site == BOOK_HTML
-        leaks = find_leaks([BOOK_HTML], secret_snippets())
-        assert not leaks, "solution code or hidden-test text in the built book:\n" + "\n".join(leaks)
-        links = [f for f in BOOK_HTML.rglob("*.html") if re.search(r"href=\"[^\"]*solutions/", f.read_text(errors="ignore"))]
-        assert not links, f"the book links to solutions/: {links}"
 
-    def test_leak_scan_can_fail(self, tmp_path):
-        snippets = secret_snippets()
-        planted = sorted(snippets[SLUGS[0]])[0]
-        (tmp_path / "page.html").write_text(f"<pre>{html.escape(planted)}</pre>")
-        assert find_leaks([tmp_path], snippets)
+def _chapter_text(path: pathlib.Path) -> str:
+    nb = json.loads(path.read_text())
+    parts = []
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            parts.append("".join(o.get("text", "")))
+            for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
+                parts.append("".join((o.get("data") or {}).get(mime, "")))
+    return "\n".join(parts)
 
 
-# --------------------------------------------------------------------------- book page
+@needs_solutions
+def test_no_default_answer_appears_in_a_chapter_output():
+    answers = _default_answers()
+    texts = {p.name: _chapter_text(p) for p in sorted(NOTEBOOKS.glob("*.ipynb"))}
+    assert texts
+    hits = []
+    for slug, values in answers.items():
+        for var, value in values.items():
+            for r in _renderings(value):
+                pattern = rf"(?<![\d.]){re.escape(r)}(?![\d])"
+                hits += [(slug, var, r, name) for name, text in texts.items() if re.search(pattern, text)]
+    assert hits == []
 
 
-class TestExercisesPage:
-    def test_page_links_every_student_notebook_and_no_solution(self):
-        page = (ROOT / "book" / "exercises.md").read_text()
-        for slug in SLUGS:
-            assert f"exercises/{slug}/{slug}.ipynb" in page, f"book/exercises.md does not link {slug}"
-        assert "solutions/" not in page, "book/exercises.md must never point at solutions/"
+def test_the_scan_would_catch_a_printed_answer():
+    assert "33.75" in _renderings(33.75) and "1,234" in _renderings(1234)
+    assert _renderings(12) == set() and _renderings(0.5) == set() and _renderings("b") == set()
+    assert re.search(rf"(?<![\d.]){re.escape('33.75')}(?![\d])", "busy slots: 33.75 on average")
+    assert not re.search(rf"(?<![\d.]){re.escape('33.75')}(?![\d])", "133.751")
+    assert math.isfinite(1.0)

@@ -89,14 +89,15 @@ def _as_checks(result: object) -> list[Check]:
     return checks
 
 
-def grade_answers(spec: SetSpec, key: ModuleType, student: str, exported: dict) -> dict:
+def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported: dict) -> dict:
     """Scores of one submission.
 
     Parameters
     ----------
     spec : SetSpec
-    key : module
-        The set's answer key.
+    key : module or None
+        The set's answer key; ``None`` checks forms only (practice feedback without keys):
+        every question then scores 0 and reports ``form_ok``.
     student : str
         The identifier whose variant is graded.
     exported : dict
@@ -106,7 +107,7 @@ def grade_answers(spec: SetSpec, key: ModuleType, student: str, exported: dict) 
     Returns
     -------
     dict
-        ``{question: {"score", "possible", "messages"}}``.
+        ``{question: {"score", "possible", "messages", "form_ok"}}``.
     """
     variant = spec.variant(student)
     raw = exported.get("answers") or {}
@@ -131,8 +132,9 @@ def grade_answers(spec: SetSpec, key: ModuleType, student: str, exported: dict) 
     out = {}
     for q in spec.questions:
         msgs = [problems[v] for v, _ in q.answers if v in problems]
+        form_ok = not msgs
         score = 0.0
-        if not msgs:
+        if not msgs and key is not None:
             fn = getattr(key, q.name, None)
             try:
                 if fn is None:
@@ -146,7 +148,7 @@ def grade_answers(spec: SetSpec, key: ModuleType, student: str, exported: dict) 
                 traceback.print_exc(file=sys.stderr)
                 score, msgs = 0.0, ["this answer could not be checked (the key raised on it): "
                                     "check that it is a sensible value for the question"]
-        out[q.name] = {"score": round(score, 6), "possible": q.points, "messages": msgs}
+        out[q.name] = {"score": round(score, 6), "possible": q.points, "messages": msgs, "form_ok": form_ok}
     return out
 
 
@@ -154,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     """Read jobs (JSON) on stdin, write results (JSON) on stdout; ``argv = [SOLUTIONS_DIR]``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: judge SOLUTIONS_DIR < jobs.json", file=sys.stderr)
+        print("usage: judge SOLUTIONS_DIR|--forms-only < jobs.json", file=sys.stderr)
         return 2
-    solutions = pathlib.Path(argv[0])
+    solutions = None if argv[0] == "--forms-only" else pathlib.Path(argv[0])
     jobs = json.load(sys.stdin)
     keys: dict[str, ModuleType] = {}
     results = []
@@ -164,9 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         slug = job["slug"]
         try:
             spec = get_set(slug)
-            if slug not in keys:
+            if solutions is not None and slug not in keys:
                 keys[slug] = load_key(solutions, slug)
-            results.append({"id": job["id"], "questions": grade_answers(spec, keys[slug], job["student"], job)})
+            results.append({"id": job["id"], "questions": grade_answers(spec, keys.get(slug), job["student"], job)})
         except Exception as e:
             traceback.print_exc(file=sys.stderr)
             results.append({"id": job["id"], "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})

@@ -3,13 +3,13 @@
 Run by ``scripts/grade.py`` inside the sandbox (an unprivileged user, resource limits,
 a scratch folder holding only the notebook)::
 
-    python -E -s -c BOOT NOTEBOOK OUT_JSON VAR [VAR ...]
+    python -E -s -c BOOT NOTEBOOK OUT_JSON SLUG
 
 Every code cell runs in order in one IPython shell (no kernel, no Otter: the form checks
 and the init cell are skipped, since they need the tests folder, which is not here). A cell
 that raises is recorded (its index and the exception's first line) and execution goes on.
-Then an export cell appended to the notebook converts the named variables with
-:func:`lanes.exercises.forms.to_plain` and writes them to ``OUT_JSON``. Nothing this
+Then an export cell appended to the notebook converts the set's answer variables (and
+``STUDENT``) with :func:`lanes.exercises.forms.to_plain` and writes them to ``OUT_JSON``. Nothing this
 process writes is trusted: the grader reads the JSON as data and checks every value again.
 """
 
@@ -29,20 +29,22 @@ def _first_line(ename: str, evalue: str) -> str:
     return f"{ename}: {lines[0][:160]}" if lines else ename
 
 
-def export(namespace: dict, path: str, variables: list, errors: list) -> None:
+def export(namespace: dict, path: str, slug: str, errors: list) -> None:
     """Write the answers found in ``namespace`` (the export cell calls this)."""
     from lanes.exercises.forms import FormError, to_plain
+    from lanes.exercises.registry import get_set
 
     answers, refused = {}, {}
-    for var in variables:
-        if var not in namespace:
-            continue
-        try:
-            answers[var] = to_plain(namespace[var])
-        except FormError as e:
-            refused[var] = str(e)
-        except Exception as e:  # a hostile object raising from a conversion
-            refused[var] = f"could not be read ({type(e).__name__})"
+    for q in get_set(slug).questions:
+        for var, form in q.answers:
+            if var not in namespace:
+                continue
+            try:
+                answers[var] = to_plain(namespace[var], form.describe())
+            except FormError as e:
+                refused[var] = str(e)
+            except Exception as e:  # a hostile object raising from a conversion
+                refused[var] = f"could not be read ({type(e).__name__})"
     student = namespace.get("STUDENT", "")
     data = {"answers": answers, "refused": refused, "errors": errors,
             "student": student if type(student) is str else None}
@@ -59,7 +61,7 @@ class _NoChecks:
 
 def main(argv: list | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    nb_path, out_path, variables = argv[0], argv[1], argv[2:]
+    nb_path, out_path, slug = argv[0], argv[1], argv[2]
     with open(nb_path, encoding="utf-8") as f:
         nb = json.load(f)
     cells = [(i, c) for i, c in enumerate(nb.get("cells", [])) if c.get("cell_type") == "code"]
@@ -85,7 +87,7 @@ def main(argv: list | None = None) -> int:
         if err is not None:
             errors.append({"cell": index, "error": _first_line(type(err).__name__, err)})
     errors = errors[:100]
-    shell.user_ns["__lanes_export_args__"] = (out_path, variables, errors)
+    shell.user_ns["__lanes_export_args__"] = (out_path, slug, errors)
     shell.run_cell("__import__('lanes.exercises.runner', fromlist=['export'])"
                    ".export(globals(), *__lanes_export_args__)", store_history=False)
     return 0

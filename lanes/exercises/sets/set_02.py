@@ -1,0 +1,26 @@
+"""Set 02: why strict priority still leaves users waiting."""
+
+from lanes.exercises.forms import Choice, Float
+from lanes.exercises.spec import Question, SetSpec
+
+
+def draw(rng):
+    return {
+        "hours": rng.choice((2, 3)),
+        "slots": rng.choice((48, 56, 72)),
+        "peak_rate": rng.choice((3.0, 3.5, 4.0, 4.5)),
+        "batch_service_s": rng.choice(((45, 135), (90, 150), (120, 240), (75, 165))),
+        "seed": rng.randrange(1, 10**6),
+    }
+
+
+SPEC = SetSpec(
+    slug="02_why_priority_fails",
+    questions=(
+        Question("q1", 1, {"q1_choice": Choice("abcd")}),
+        Question("q2", 2, {"q2_p99_s": Float(lo=0), "q2_late_fraction": Float(lo=0, hi=1)}),
+        Question("q3", 2, {"q3_gap_s": Float(lo=0)}),
+    ),
+    default={"hours": 3, "slots": 56, "peak_rate": 3.5, "batch_service_s": (90, 150), "seed": 1107},
+    draw=draw,
+)

@@ -1,0 +1,29 @@
+"""Set 03: headroom, and what short batch work changes."""
+
+from lanes.exercises.forms import Choice, Float, Int
+from lanes.exercises.spec import Question, SetSpec
+
+
+def draw(rng):
+    return {
+        "slots": rng.choice((48, 64, 80)),
+        "peak_rate": rng.choice((3.5, 4.0, 4.5)),
+        "batch_service_s": rng.choice(((60, 180), (90, 210), (120, 240))),
+        "short_batch_service_s": rng.choice(((10, 30), (20, 40), (15, 45))),
+        "target_s": rng.choice((1, 2, 3)),
+        "seed": rng.randrange(1, 10**6),
+    }
+
+
+SPEC = SetSpec(
+    slug="03_headroom",
+    questions=(
+        Question("q1", 3, {"q1_reserve_long": Int(lo=0)}),
+        Question("q2", 3, {"q2_reserve_short": Int(lo=0)}),
+        Question("q3", 2, {"q3_util_short": Float(lo=0, hi=1)}),
+        Question("q4", 1, {"q4_choice": Choice("abcd")}),
+    ),
+    default={"slots": 80, "peak_rate": 4.5, "batch_service_s": (90, 210),
+             "short_batch_service_s": (20, 40), "target_s": 3, "seed": 2024},
+    draw=draw,
+)

@@ -1,0 +1,28 @@
+"""Set 04: preemption and what it costs."""
+
+from lanes.exercises.forms import Choice, Float, Int, Str
+from lanes.exercises.spec import Question, SetSpec
+from lanes.pool.policies import DEFAULT_POLICIES
+
+
+def draw(rng):
+    return {
+        "slots": rng.choice((48, 64, 80)),
+        "peak_rate": rng.choice((4.0, 4.5, 5.0)),
+        "preempt_cost_s": rng.choice((30, 45, 60, 90)),
+        "target_s": rng.choice((3, 4, 6, 8)),
+        "seed": rng.randrange(1, 10**6),
+    }
+
+
+SPEC = SetSpec(
+    slug="04_preemption",
+    questions=(
+        Question("q1", 3, {"q1_best_policy": Str(tuple(DEFAULT_POLICIES))}),
+        Question("q2", 2, {"q2_batch_done": Int(lo=0)}),
+        Question("q3", 2, {"q3_recompute_share": Float(lo=0, hi=1)}),
+        Question("q4", 1, {"q4_choice": Choice("abcd")}),
+    ),
+    default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3131},
+    draw=draw,
+)
