@@ -27,8 +27,6 @@ first, then batch while the headroom allows; batch first under ``fifo``).
 from __future__ import annotations
 
 import gc
-from operator import sub
-
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import PolicyTable, SlotPoolResult
@@ -88,8 +86,12 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
         run = _Run(scenario, pol, stream)
         if pol.kind == "fifo":
             run.fifo()
+        elif pol.has_extensions:
+            run.general()  # floor, aging, victim order, minimum run time
+        elif pol.preempts:
+            run.evicting()  # preempt and hybrid:R
         else:
-            run.priority()
+            run.headroom()  # priority and reserve:R
     finally:
         if collecting:
             gc.enable()
@@ -186,9 +188,174 @@ class _Run:
                 free -= stop - head
                 head = stop
 
-    # --- priority, reserve, preempt, hybrid, with the extensions ----------------------
-    def priority(self) -> None:
-        """Interactive requests first; batch only above the headroom; eviction if the policy preempts.
+    # --- priority and reserve:R -------------------------------------------------------
+    def headroom(self) -> None:
+        """Interactive requests first; batch starts only while more than ``headroom`` slots stay free.
+
+        ``priority`` is ``reserve:0``.  Nothing is ever evicted and there is no
+        floor, so a tick is three steps: free the slots that end now; give free
+        slots to waiting requests, oldest first; start backlog jobs in what is
+        left above the headroom.  A tick whose pool stays full skips the last
+        two.  With pre-booking, a request admitted the tick it arrives costs
+        nothing here (its release is already in ``ends``); one that waits
+        costs two steps: its pre-booked release is taken back at the end of
+        its arrival tick, and booked again when it gets a slot.
+        """
+        sc, stream = self.scenario, self.stream
+        T, headroom = sc.ticks, self.pol.reserve
+        service, arrival = stream.inter_service_s, stream.arrival_tick
+        arrived_by, zero_wait_end = stream.arrived_by, stream.zero_wait_end
+        backlog = stream.batch_service_s
+        n_backlog = len(backlog)
+        ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
+        inter_start, batch_start = self.inter_start, self.batch_start
+        prebook = self.prebook
+        free = sc.slots
+        head = 0  # next request to admit: all before it have slots (or are done)
+        fresh = 0  # first request that arrived this tick
+        next_job = 0  # next backlog job to start
+        batch_busy = 0
+
+        for t in range(T):
+            free += ends[t]  # 1. slots whose time is up
+            arrived = arrived_by[t]
+            if free:
+                if arrived > head:  # 2. waiting requests, oldest first
+                    stop = arrived if arrived - head <= free else head + free
+                    if not prebook:
+                        for j in range(head, stop):
+                            ends[t + service[j]] += 1
+                            wait_count[t - arrival[j]] += 1
+                    else:
+                        # Requests from earlier ticks waited: book them now.
+                        # This tick's arrivals end where they were pre-booked.
+                        for j in range(head, stop if stop < fresh else fresh):
+                            ends[t + service[j]] += 1
+                            wait_count[t - arrival[j]] += 1
+                        if stop > fresh:
+                            wait_count[0] += stop - (head if head > fresh else fresh)
+                    inter_start[t] = stop - head
+                    free -= stop - head
+                    head = stop
+                if free > headroom and next_job < n_backlog:  # 3. batch above the headroom
+                    stop = next_job + free - headroom
+                    if stop > n_backlog:
+                        stop = n_backlog
+                    for remaining in backlog[next_job:stop]:
+                        end = t + remaining
+                        if end < T:
+                            ends[end] += 1
+                            batch_end[end] += 1
+                            batch_busy += remaining
+                        else:  # ends after the window: counts only its slot time inside it
+                            batch_end[T] += 1
+                            batch_busy += T - t
+                    batch_start[t] = stop - next_job
+                    free -= stop - next_job
+                    next_job = stop
+            if prebook and head < arrived:  # this tick's arrivals still waiting
+                for j in range(head if head > fresh else fresh, arrived):
+                    ends[zero_wait_end[j]] -= 1
+            fresh = arrived
+
+        self.batch_busy = batch_busy
+        self.batch_queued = n_backlog - next_job
+
+    # --- preempt and hybrid:R ----------------------------------------------------------
+    def evicting(self) -> None:
+        """As :meth:`headroom`, and waiting requests evict the youngest batch jobs.
+
+        Between freeing slots and admitting requests comes an eviction step:
+        if more requests wait than slots are free, the batch jobs that started
+        last are evicted (they have lost the least work).  Each goes back to
+        the head of the batch queue with its remaining work plus the
+        preemption cost, and batch restarts take evicted jobs before new ones.
+
+        To find the youngest jobs without sorting, the running batch jobs are
+        kept in groups by start tick, the youngest group last; a job is just
+        its end tick.  Jobs that have ended are skipped when met.
+        """
+        sc, stream = self.scenario, self.stream
+        T, headroom, cost = sc.ticks, self.pol.reserve, sc.preempt_cost_s
+        service, arrival = stream.inter_service_s, stream.arrival_tick
+        arrived_by, zero_wait_end = stream.arrived_by, stream.zero_wait_end
+        backlog = stream.batch_service_s
+        n_backlog = len(backlog)
+        ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
+        inter_start, batch_start, evicted = self.inter_start, self.batch_start, self.evicted
+        running: list[list[int]] = []  # end ticks of running batch jobs, grouped by start tick
+        front: list[int] = []  # remaining work of evicted jobs, next to restart last
+        free = sc.slots
+        head = fresh = next_job = 0  # as in headroom()
+        n_batch = 0  # batch jobs in slots
+        preempted = batch_busy = 0
+
+        for t in range(T):
+            free += ends[t]  # 1. slots whose time is up
+            n_batch -= batch_end[t]
+            arrived = arrived_by[t]
+            waiting = arrived - head
+            if waiting > free and n_batch:  # 2. eviction
+                take = waiting - free if waiting - free < n_batch else n_batch
+                for end in _youngest_ends(running, t, take):
+                    if end < T:  # take back its booked release
+                        ends[end] -= 1
+                        batch_end[end] -= 1
+                        batch_busy -= end - t
+                    else:
+                        batch_end[T] -= 1
+                        batch_busy -= T - t
+                    front.append(end - t + cost)
+                evicted[t] = take
+                preempted += take
+                free += take
+                n_batch -= take
+            if free:
+                if waiting:  # 3. waiting requests (pre-booked, as in headroom())
+                    stop = arrived if waiting <= free else head + free
+                    for j in range(head, stop if stop < fresh else fresh):
+                        ends[t + service[j]] += 1
+                        wait_count[t - arrival[j]] += 1
+                    if stop > fresh:
+                        wait_count[0] += stop - (head if head > fresh else fresh)
+                    inter_start[t] = stop - head
+                    free -= stop - head
+                    head = stop
+                if free > headroom and (front or next_job < n_backlog):  # 4. batch
+                    group: list[int] = []
+                    while free > headroom:
+                        if front:
+                            remaining = front.pop()
+                        elif next_job < n_backlog:
+                            remaining = backlog[next_job]
+                            next_job += 1
+                        else:
+                            break
+                        end = t + remaining
+                        if end < T:
+                            ends[end] += 1
+                            batch_end[end] += 1
+                            batch_busy += remaining
+                        else:
+                            batch_end[T] += 1
+                            batch_busy += T - t
+                        group.append(end)
+                        free -= 1
+                    running.append(group)
+                    batch_start[t] = len(group)
+                    n_batch += len(group)
+            if head < arrived:  # 5. this tick's arrivals still waiting
+                for j in range(head if head > fresh else fresh, arrived):
+                    ends[zero_wait_end[j]] -= 1
+            fresh = arrived
+
+        self.preempted = preempted
+        self.batch_busy = batch_busy
+        self.batch_queued = len(front) + n_backlog - next_job
+
+    # --- any policy with an extension ---------------------------------------------------
+    def general(self) -> None:
+        """Interactive requests first; batch only above the headroom or below its floor; eviction.
 
         Each pass of the loop is one tick, in five steps: free the slots that
         end now; evict batch jobs if waiting requests outnumber free slots (and
@@ -321,14 +488,13 @@ class _Run:
         self.batch_queued = len(front) + n_backlog - next_job
 
     def result(self) -> SlotPoolResult:
-        T = self.scenario.ticks
         return SlotPoolResult.from_run(
             scenario=self.scenario,
             policy=self.pol,
             stream=self.stream,
             inter_start=self.inter_start,
             wait_count=self.wait_count,
-            inter_end=list(map(sub, self.ends[:T], self.batch_end[:T])),
+            slot_end=self.ends,
             batch_start=self.batch_start,
             batch_end=self.batch_end,
             evicted=self.evicted,
@@ -336,6 +502,30 @@ class _Run:
             batch_busy_slot_s=self.batch_busy,
             batch_queued=self.batch_queued,
         )
+
+
+def _youngest_ends(groups: list[list[int]], t: int, take: int) -> list[int]:
+    """Remove ``take`` youngest running batch jobs from ``groups``; return their end ticks.
+
+    ``groups`` holds end ticks grouped by start tick, youngest group last.
+    Within the youngest group the jobs that took their slots first go first
+    (the order the course's program evicts in).  Ended jobs (end <= t) are
+    skipped and dropped on the way.
+    """
+    victims: list[int] = []
+    while take:
+        group = groups[-1]
+        i, n = 0, len(group)
+        while i < n and take:
+            if group[i] > t:
+                victims.append(group[i])
+                take -= 1
+            i += 1
+        if i < n:
+            del group[:i]
+        else:
+            groups.pop()
+    return victims
 
 
 def _youngest(groups: list[list[list[int]]], t: int, take: int) -> list[list[int]]:

@@ -7,6 +7,7 @@ series are computed on first use from the run's compact per-tick buckets.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, chain, repeat
@@ -83,7 +84,7 @@ class SlotPoolResult:
         stream: ArrivalStream,
         inter_start: list[int],
         wait_count: list[int],
-        inter_end: list[int],
+        slot_end: list[int],
         batch_start: list[int],
         batch_end: list[int],
         evicted: list[int],
@@ -94,7 +95,9 @@ class SlotPoolResult:
         """Summarise one run from its per-tick buckets (``inter_start[t]`` requests admitted at tick t, ...).
 
         ``wait_count[w]`` counts admitted interactive requests that waited
-        ``w`` seconds.
+        ``w`` seconds; ``slot_end[t]`` counts slots freed at tick t, batch
+        (``batch_end[t]``) and interactive together (it may run past the
+        window; only ticks before it are read).
         """
         T = scenario.ticks
         n = sum(inter_start)
@@ -127,7 +130,7 @@ class SlotPoolResult:
             _stream=stream,
             _buckets={
                 "inter_start": inter_start,
-                "inter_end": inter_end,
+                "slot_end": slot_end,
                 "batch_start": batch_start,
                 "batch_end": batch_end,
                 "evicted": evicted,
@@ -157,11 +160,17 @@ class SlotPoolResult:
 
     # --- series ---------------------------------------------------------------------
     @cached_property
+    def _inter_end(self) -> list[int]:
+        """Interactive requests finishing at each tick: all slots freed, less the batch ones."""
+        T = self.scenario.ticks
+        b = self._buckets
+        return list(map(sub, b["slot_end"][:T], b["batch_end"][:T]))
+
+    @cached_property
     def busy_interactive(self) -> tuple[int, ...]:
         """Slots held by interactive requests at each tick, after admission."""
         T = self.scenario.ticks
-        b = self._buckets
-        return tuple(map(sub, accumulate(b["inter_start"][:T]), accumulate(b["inter_end"][:T])))
+        return tuple(map(sub, accumulate(self._buckets["inter_start"][:T]), accumulate(self._inter_end)))
 
     @cached_property
     def busy_batch(self) -> tuple[int, ...]:
@@ -189,7 +198,7 @@ class SlotPoolResult:
     @property
     def interactive_done(self) -> int:
         """Interactive requests that finished within the simulated window."""
-        return sum(self._buckets["inter_end"][: self.scenario.ticks])
+        return sum(self._inter_end)
 
     @cached_property
     def preempted_per_tick(self) -> tuple[int, ...]:
@@ -281,26 +290,16 @@ def _wait_summary(wait_counts: list[int], n: int) -> tuple[int, int, int, int]:
     """
     if not n:
         return -1, -1, -1, 0
-    targets = [min(n - 1, int(q * n)) for q in (0.5, 0.99)]
-    found: list[int] = []
-    seen = 0
-    worst = 0
-    for wait, count in enumerate(wait_counts):
-        if count:
-            seen += count
-            worst = wait
-            while targets and targets[0] < seen:
-                found.append(wait)
-                targets.pop(0)
-            if seen == n:
-                break
+    # admitted[w] = requests that waited w seconds or less; the i-th smallest
+    # wait (from 0) is the first w with admitted[w] > i.
+    admitted = list(accumulate(wait_counts))
+    p50, p99 = (bisect_right(admitted, min(n - 1, int(q * n))) for q in (0.5, 0.99))
+    worst = bisect_left(admitted, n)
     late = n - sum(wait_counts[: LATE_AFTER_S + 1])
-    return found[0], found[1], worst, late
+    return p50, p99, worst, late
 
 
 def _count_at_most(sorted_values: list[int] | tuple[int, ...], x: int) -> int:
-    from bisect import bisect_right
-
     return bisect_right(sorted_values, x)
 
 
