@@ -1,0 +1,170 @@
+"""Every claim chapter 11 (the model meets a GPU) makes, computed with lanes as the chapter does."""
+
+import statistics
+
+import pytest
+
+from lanes.engine import chains, measured
+from lanes.engine.hardware import get_hardware
+from lanes.engine.steps import step_cost
+
+RECORDS = measured.load_records()
+MODEL = measured.model_from_records(RECORDS)
+DATASHEET = get_hardware("h200")
+CALIBRATED = get_hardware("h200-measured")
+FIT = CALIBRATED.calibration
+COMPARE = measured.compare(RECORDS, hardware=DATASHEET, step_model=FIT)
+DECODE = [r for r in COMPARE if r["kind"] == "decode"]
+PREFILL = [r for r in COMPARE if r["kind"] == "prefill"]
+
+
+def ratio(r):
+    return r["measured_s"] / r["roofline_s"]
+
+
+def decode_row(batch, context):
+    return next(r for r in DECODE if r["batch"] == batch and r["context"] == context)
+
+
+class TestCeilingsAndNoise:
+    def test_neither_ceiling_reaches_the_datasheet(self):
+        c = measured.ceilings(RECORDS)
+        assert 0.7 < c["copy_bytes_per_s"] / DATASHEET.hbm_bytes_per_s < 0.85
+        assert 0.7 < c["matmul_flops_per_s"] / DATASHEET.bf16_flops_per_s < 0.8
+
+    def test_repetitions_spread_far_less_than_the_gaps(self):
+        spreads = [(r["max_s"] - r["min_s"]) / r["median_s"] for r in RECORDS if r["kind"] == "decode"]
+        assert statistics.median(spreads) < 0.01
+        assert max(spreads) < 0.2
+        assert statistics.median(ratio(r) for r in DECODE) > 1 + max(spreads) * 5
+
+
+class TestDecodeAgainstRoofline:
+    def test_roofline_is_optimistic_on_every_decode_row(self):
+        assert all(ratio(r) > 1.3 for r in DECODE)
+
+    def test_about_a_factor_of_two(self):
+        assert 1.7 < statistics.median(ratio(r) for r in DECODE) < 2.3
+        assert 1.6 < ratio(decode_row(64, 2048)) < 1.9
+
+    def test_gap_widest_for_small_batches_and_one_long_sequence(self):
+        worst = max(DECODE, key=ratio)
+        assert (worst["batch"], worst["context"]) == (1, 32768)
+        for ctx in {r["context"] for r in DECODE}:
+            rows = sorted((r for r in DECODE if r["context"] == ctx), key=lambda r: r["batch"])
+            assert ratio(rows[0]) > ratio(rows[-1]), ctx
+
+    def test_best_measured_throughput(self):
+        best = max(DECODE, key=lambda r: r["batch"] / r["measured_s"])
+        assert (best["batch"], best["context"]) == (256, 512)
+
+
+class TestPrefill:
+    def test_whole_prompts_of_1024_or_more_within_about_ten_percent(self):
+        plain = [r for r in PREFILL if r["prior"] == 0 and r["chunk"] >= 1024]
+        assert len(plain) == 6
+        assert max(abs(r["roofline_s"] / r["measured_s"] - 1) for r in plain) < 0.105
+
+    def test_chunks_behind_a_prefix_are_slower_than_the_roofline(self):
+        behind = [r["roofline_s"] / r["measured_s"] - 1 for r in PREFILL if r["prior"] > 0 and r["chunk"] > 512]
+        assert all(-0.25 < e < -0.1 for e in behind)
+        assert FIT.prior_attention_flops_per_s < 0.7 * FIT.chunk_attention_flops_per_s
+
+    def test_512_token_chunks_are_launch_bound(self):
+        small = [r for r in PREFILL if r["chunk"] == 512]
+        assert all(r["roofline_s"] / r["measured_s"] - 1 < -0.3 for r in small)
+        assert all(r["measured_s"] >= 0.95 * FIT.eager_floor_s for r in small)
+
+
+def _ablation():
+    t = {(r["batch"], r["attention"], r["lm_head"]): r["median_s"]
+         for r in RECORDS if r["kind"] == "ablation" and "attention" in r}
+    return t
+
+
+class TestWhereTheTimeGoes:
+    def test_rest_is_most_of_the_batch_one_step(self):
+        t = _ablation()
+        assert t[(1, False, False)] / t[(1, True, True)] > 0.75
+        assert t[(1, True, True)] - t[(1, True, False)] < 0.1 * t[(1, True, True)]
+
+    def test_model_attention_within_a_quarter_of_the_measured_difference(self):
+        t = _ablation()
+        for b in (1, 64):
+            measured_attn = t[(b, True, True)] - t[(b, False, True)]
+            model_attn = FIT.breakdown(MODEL, decode=(b, 2048))["decode_attention_s"]
+            assert abs(model_attn / measured_attn - 1) < 0.25
+            assert model_attn < measured_attn  # the fixed part sits in the per-layer cost
+
+    def test_misconception_batch_one_is_not_a_weight_read_at_hbm_speed(self):
+        t = _ablation()
+        weight_s = MODEL.weight_bytes / DATASHEET.hbm_bytes_per_s
+        gemv_s = MODEL.weight_bytes / FIT.weight_bytes_per_s
+        assert weight_s < gemv_s < t[(1, False, False)]
+        fixed = MODEL.layers * FIT.fixed_s_per_layer
+        assert t[(1, False, False)] < gemv_s + fixed < 1.15 * t[(1, False, False)]
+
+    def test_eager_launch_is_several_times_the_graph_and_flat_in_batch(self):
+        eager = {r["batch"]: (r["median_s"], r["eager_median_s"]) for r in RECORDS if "eager_median_s" in r}
+        graph1, eager1 = eager[1]
+        assert eager1 / graph1 > 3
+        assert abs(eager[64][1] / eager1 - 1) < 0.1
+
+
+class TestCalibration:
+    def test_blocks_and_rates(self):
+        env = next(r for r in RECORDS if r["kind"] == "env")
+        assert MODEL.kv_heads < 16 < FIT.kv_ctas_to_saturate < env["sms"]
+        assert 30e9 < FIT.kv_bytes_per_s_per_cta < 50e9
+        assert 4e12 < FIT.kv_bytes_per_s < DATASHEET.hbm_bytes_per_s
+
+    def test_one_row_far_below_zero_and_crosses_near_dots(self):
+        fitted = measured.residuals(FIT, RECORDS)
+        loo = measured.leave_one_out(RECORDS)
+        far = [(r.chunk, r.prior) for r in fitted if abs(r.error) > 0.15]
+        assert far == [(512, 0)] and fitted[[r.chunk for r in fitted].index(512)].error < 0
+        moved = [(a.chunk, a.prior) for a, b in zip(fitted, loo) if abs(a.error - b.error) > 0.05]
+        assert moved == [(32768, 0)]
+        longest = next(b for b in loo if b.chunk == 32768)
+        assert 0.05 < longest.error == max(b.error for b in loo)
+        used = [r for r in loo if r.in_fit]
+        assert len(used) == 36
+        assert statistics.median(abs(r.error) for r in used) < 0.03
+        assert max(abs(r.error) for r in used) < 0.11
+
+
+class TestChains:
+    def test_goodput_batch_moves_about_threefold(self):
+        kw = dict(context_tokens=2048, tpot_target_s=0.010, model=MODEL)
+        n_sheet = chains.goodput(hardware=DATASHEET, **kw).max_batch_at_target
+        n_meas = chains.goodput(hardware=CALIBRATED, **kw).max_batch_at_target
+        assert n_sheet > 100 and 30 <= n_meas <= 40
+        assert 3 < n_sheet / n_meas < 4
+        rows = [r for r in RECORDS if r["kind"] == "decode" and r["context"] == 2048]
+        inside = max(r["batch"] for r in rows if r["median_s"] <= 0.010)
+        beyond = min(r["batch"] for r in rows if r["median_s"] > 0.010)
+        assert inside <= n_meas < beyond
+        assert max(r["batch"] for r in rows if r["max_s"] <= 0.010) == inside
+
+    def test_swap_wins_pinned_and_is_near_parity_pageable(self):
+        s = measured.swap_vs_recompute(RECORDS, step_model=FIT)
+        links = measured.link_rates(RECORDS)
+        assert s["pinned"]["swap_s_per_token"] == pytest.approx(4.8e-6, rel=0.02)
+        assert 30e-6 < s["pinned"]["recompute_s_per_token"] < 35e-6
+        assert s["pageable"]["swap_s_per_token"] == pytest.approx(30e-6, rel=0.02)
+        card = chains.swap_vs_recompute(model=MODEL, hardware=DATASHEET)
+        assert s["pinned"]["recompute_over_swap"] == pytest.approx(
+            card.recompute_s_per_token / card.swap_s_per_token, rel=0.05)
+        assert 0.9 < s["pageable"]["recompute_over_swap"] < 1.2
+        assert links["pageable_back"] < links["pageable_out"] < links["pinned_out"]
+        assert s["pinned"]["recompute_s_per_token"] == pytest.approx(
+            step_cost([(0, 4096)], model=MODEL, hardware=CALIBRATED).duration_s / 4096)
+
+    def test_head_of_line_shifts_by_a_tenth_and_the_fix_holds(self):
+        sheet = chains.hol_blocking(model=MODEL, hardware=DATASHEET)
+        meas = chains.hol_blocking(model=MODEL, hardware=CALIBRATED)
+        assert abs(meas.short_ttft_fcfs_s / sheet.short_ttft_fcfs_s - 1) < 0.15
+        assert abs(meas.short_ttft_by_length_s / sheet.short_ttft_by_length_s - 1) < 0.15
+        for r in (sheet, meas):
+            assert r.short_ttft_fcfs_s / r.short_ttft_by_length_s > 5
+            assert r.long_delay_s > 0
