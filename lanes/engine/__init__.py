@@ -6,10 +6,12 @@ Modules
 -------
 hardware     GPU and model catalogue (datasheet figures)
 steps        roofline cost of one engine step and a step-level prefill simulator
+calibration  a step-time model calibrated on measured GPU steps (profile h200-measured)
+measured     load measured step timings (JSONL), fit and check the calibrated model
 chains       the eight scheduling chains, each a small calculation
 batcher      a micro-batcher on a virtual clock
 continuous   static against continuous batching
 kvpool       a pool counted in KV blocks, and preemption costs
 fairness     token-weighted tenant fairness
-plots, widgets, cli   figures, explorers and the ``chains``/``prefill`` subcommands
+plots, widgets, cli   figures, explorers and the ``chains``/``prefill``/``steptime`` subcommands
 """
