@@ -365,6 +365,9 @@ def test_book_workflow_runs_the_readmes_build_command():
     assert command in runs, f"book.yml does not run the README's `{command}`: {runs}"
     script = (ROOT / command.split()[0]).read_text(encoding="utf-8")
     assert "jupyter-book build . -W -n --keep-going" in script
+    from conftest import BUILD_COMMAND  # what the test session builds with
+
+    assert " ".join(BUILD_COMMAND) in script
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert config["execute"]["execute_notebooks"] == "cache"
 

@@ -518,7 +518,6 @@ class TestOffline:
 
     def test_maths_is_typeset_without_a_network(self, offline_crawl):
         with_maths = [r for r in offline_crawl.values() if r.maths]
-        print({r.path: f"{r.typeset}/{r.maths}" for r in with_maths})
         assert with_maths, "no page of the book has maths: is the maths check looking at the right thing?"
         problems = []
         for rel, r in offline_crawl.items():
