@@ -315,3 +315,50 @@ class TestMeasurementScript:
             ms.timing([])
         with pytest.raises(ValueError, match="times_s"):
             ms.timing([0.01, 0.0])
+
+
+class TestProfileInTheEngine:
+    """h200-measured is usable wherever h200 is: step_cost, the step simulator, the chains."""
+
+    def test_step_cost_matches_the_calibration_for_a_mixed_step(self):
+        from lanes.engine.steps import step_cost
+
+        m, h = get_model("llama-3.1-8b"), get_hardware("h200-measured")
+        seqs = [(2048, 1)] * 32 + [(1024, 1)] * 32 + [(0, 512), (4096, 256)]
+        cost = step_cost(seqs, model=m, hardware=h)
+        kv_tokens = 32 * 2048 + 32 * 1024
+        expected = H200_LLAMA_8B.parts(m, batch=64, kv_tokens=kv_tokens, prefills=[(512, 0), (256, 4096)])
+        assert cost.additive and cost.duration_s == pytest.approx(expected["step_s"])
+        assert cost.duration_s == pytest.approx(
+            H200_LLAMA_8B.step_s(m, decode=(64, 1536), prefills=[(512, 0), (256, 4096)]))
+        # the datasheet profile still takes the roofline's max
+        roof = step_cost(seqs, model=m, hardware=get_hardware("h200"))
+        assert not roof.additive and roof.duration_s == max(roof.compute_s, roof.memory_s)
+
+    def test_simulator_runs_on_the_measured_profile(self):
+        from lanes.engine.steps import Request, simulate
+
+        run = simulate([Request(3000, output_tokens=4)], budget_tokens=2048, hardware="h200-measured",
+                       decoders=16, decoder_context_tokens=1024)
+        m = get_model("llama-3.1-8b")
+        first = run.steps[0]
+        assert first.duration_s == pytest.approx(
+            H200_LLAMA_8B.step_s(m, decode=(16, 1024), prefills=[(2048 - 16, 0)]))
+        assert run.ttft_s[0] > 0 and len(run.steps) == 2 + 3
+
+    def test_goodput_max_batch_is_the_last_batch_within_target(self):
+        from lanes.engine import chains
+
+        m = get_model("llama-3.1-8b")
+        for target in (0.008, 0.010, 0.020):
+            n = chains.goodput(hardware="h200-measured", tpot_target_s=target).max_batch_at_target
+            assert H200_LLAMA_8B.step_s(m, decode=(n, 2048)) <= target < H200_LLAMA_8B.step_s(m, decode=(n + 1, 2048))
+
+    def test_recompute_uses_the_whole_calibrated_prefill(self):
+        from lanes.engine import chains
+
+        m = get_model("llama-3.1-8b")
+        r = chains.swap_vs_recompute(hardware="h200-measured", link_bytes_per_s=55e9)
+        assert r.recompute_s_per_token == pytest.approx(H200_LLAMA_8B.step_s(m, prefills=[(4096, 0)]) / 4096)
+        row = next(x for x in SHIPPED if x["kind"] == "prefill" and x["chunk"] == 4096 and x["prior"] == 0)
+        assert r.recompute_s_per_token == pytest.approx(row["median_s"] / 4096, rel=0.03)
