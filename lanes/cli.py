@@ -13,7 +13,6 @@ matplotlib or ipywidgets.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 
@@ -40,7 +39,11 @@ def build_parser(parts: tuple[str, ...] = _PARTS) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for part in parts:
-        importlib.import_module(f".{part}.cli", __package__).add_subcommands(sub)
+        if part == "pool":
+            from .pool import cli
+        else:
+            from .engine import cli
+        cli.add_subcommands(sub)
     return parser
 
 

@@ -1,10 +1,16 @@
 """Benchmark: the anchor table from the seed's program against ``python -m lanes table``.
 
-Both are timed as whole processes, alternately, several rounds; the best of
-each is compared, for the default (two worker processes where two CPUs are
-free) and for a single process (``--jobs 1``).  The seed's program is read out of ../shared/seeds/ when that
-folder exists (it is not part of this repository); otherwise only our times are
-printed.  Also prints one 6-hour single-policy run timed in process.
+All are timed as whole processes (interpreter start-up included), in turn,
+several rounds, so that load on the machine hits each alike: the seed's
+program, ``python -m lanes table`` (default: two worker processes where two
+CPUs are free) and ``python -m lanes table --jobs 1``.  Prints the median and
+best wall time of each, the speed-up (seed / lanes, from the medians and from
+the bests), the load average seen, and what ``python -m lanes table`` imports
+before it simulates (``python -X importtime``).  Every output is compared with
+the seed's: the script fails if one digit differs.
+
+The seed's program is read out of ../shared/seeds/ when that folder exists (it
+is not part of this repository); otherwise only our times are printed.
 
     python scripts/bench_table.py [--rounds N]
 """
@@ -12,6 +18,9 @@ printed.  Also prints one 6-hour single-policy run timed in process.
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,6 +29,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT.parent / "shared" / "seeds" / "000_d8ef3ce34be3f789.txt"
+OURS = {
+    "python -m lanes table": [sys.executable, "-m", "lanes", "table"],
+    "python -m lanes table --jobs 1": [sys.executable, "-m", "lanes", "table", "--jobs", "1"],
+}
 
 
 def seed_program() -> str | None:
@@ -34,22 +47,43 @@ def seed_program() -> str | None:
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:
+    """Wall time of one whole process, seconds, and what it printed."""
     t0 = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     return time.perf_counter() - t0, out
 
 
+def import_report(top: int = 8) -> list[str]:
+    """What ``python -m lanes table`` imports before it simulates, from ``-X importtime``.
+
+    Counts the modules imported after the interpreter's own start-up (``site``
+    and what it pulls in), which is what the command itself adds.
+    """
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lanes", "table"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stderr
+    rows = []
+    for line in err.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)", line)
+        if m:
+            rows.append((int(m[1]), int(m[2]), len(m[3]) - 1, m[4]))
+    after_site = rows[[name for *_, name in rows].index("site") + 1 :] if any(r[3] == "site" for r in rows) else rows
+    outer = [(cum, name) for _, cum, depth, name in after_site if depth == 0]
+    total_ms = sum(cum for cum, _ in outer) / 1000
+    lines = [f"imports of python -m lanes table after start-up: {total_ms:.1f} ms, {len(after_site)} modules"]
+    for cum, name in sorted(outer, reverse=True)[:top]:
+        lines.append(f"  {cum / 1000:7.1f} ms  {name}")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
-    ours = {
-        "python -m lanes table": [sys.executable, "-m", "lanes", "table"],
-        "python -m lanes table --jobs 1": [sys.executable, "-m", "lanes", "table", "--jobs", "1"],
-    }
     source = seed_program()
-    best = {name: float("inf") for name in ours}
-    best_seed = float("inf")
+    times: dict[str, list[float]] = {name: [] for name in OURS}
+    seed_times: list[float] = []
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         seed_cmd = None
         if source is None:
@@ -58,25 +92,37 @@ def main() -> int:
             path = Path(tmp) / "seed_lanes.py"
             path.write_text(source)
             seed_cmd = [sys.executable, str(path)]
-        for _ in range(args.rounds):  # alternate, so load on the machine hits all alike
+        startup = [timed([sys.executable, "-c", "pass"])[0] for _ in range(3)]
+        for _ in range(args.rounds):  # in turn, so load on the machine hits all alike
             outputs = {}
-            for name, cmd in ours.items():
+            for name, cmd in OURS.items():
                 t, outputs[name] = timed(cmd)
-                best[name] = min(best[name], t)
+                times[name].append(t)
             if seed_cmd:
                 t, seed_out = timed(seed_cmd)
-                best_seed = min(best_seed, t)
+                seed_times.append(t)
                 if any(out != seed_out for out in outputs.values()):
                     print("MISMATCH: python -m lanes table differs from the seed's output", file=sys.stderr)
                     return 1
-    width = max(map(len, ours)) + 2
-    for name in ours:
-        print(f"{name:<{width}} best of {args.rounds}: {best[name] * 1000:8.1f} ms")
-    if source is not None:
-        print(f"{'seed lanes.py (same table)':<{width}} best of {args.rounds}: {best_seed * 1000:8.1f} ms")
-        for name in ours:
-            print(f"speed-up, seed / {name}: {best_seed / best[name]:.1f}x")
-        print("(outputs identical; the default runs the policies in two processes where two CPUs are free)")
+            loads.append(os.getloadavg()[0])
+    width = max(map(len, OURS)) + 2
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+    def show(name: str, ts: list[float]) -> None:
+        print(f"{name:<{width}} median {statistics.median(ts) * 1000:8.1f} ms, best {min(ts) * 1000:8.1f} ms")
+
+    print(f"{args.rounds} rounds; load average {min(loads):.1f} to {max(loads):.1f} on {cpus} CPUs; "
+          f"python -c pass: {statistics.median(startup) * 1000:.0f} ms")
+    for name in OURS:
+        show(name, times[name])
+    if seed_times:
+        show("seed lanes.py (same table)", seed_times)
+        for name in OURS:
+            med = statistics.median(seed_times) / statistics.median(times[name])
+            best = min(seed_times) / min(times[name])
+            print(f"speed-up, seed / {name}: {med:.1f}x (medians), {best:.1f}x (bests)")
+        print("(outputs identical in every round)")
+    print("\n".join(import_report()))
 
     sys.path.insert(0, str(ROOT))
     from lanes import Scenario, simulate
@@ -92,8 +138,8 @@ def main() -> int:
         t0 = time.perf_counter()
         simulate(scenario, "reserve:8")  # same scenario, new policy knob: draws re-used
         warm.append(time.perf_counter() - t0)
-    print(f"one 6-hour run in process, best of {args.rounds}: {min(cold) * 1000:.1f} ms with its random draws, "
-          f"{min(warm) * 1000:.1f} ms re-using them (what a policy slider does)")
+    print(f"one 6-hour run in process, median of {args.rounds}: {statistics.median(cold) * 1000:.1f} ms with its "
+          f"random draws, {statistics.median(warm) * 1000:.1f} ms re-using them (what a policy slider does)")
     return 0
 
 
