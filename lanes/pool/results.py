@@ -102,7 +102,7 @@ class SlotPoolResult:
         T = scenario.ticks
         n = sum(inter_start)
         p50, p99, worst, late = _wait_summary(wait_count, n)
-        inter_busy = sum(stream.inter_service_s[:n])
+        inter_busy = stream.total_service_s - sum(stream.inter_service_s[n:])  # usually few are left
         # Refund slot time beyond the horizon: only requests admitted in the
         # last max-service ticks can overrun it.
         j = n
