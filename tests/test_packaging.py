@@ -403,3 +403,39 @@ def test_release_workflow_builds_and_checks_both_distributions():
     assert "python -m build" in runs
     assert "twine check" in runs and "dist/*" in runs
     assert "lanes table" in runs
+
+
+# --------------------------------------------------------------------------
+# The test command
+# --------------------------------------------------------------------------
+
+
+def _readme_test_command() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Run the tests", 1)[1].split("\n## ", 1)[0]
+    (command,) = [line.strip() for line in re.search(r"```bash\n(.*?)```", section, re.S).group(1).splitlines()
+                  if line.strip()]
+    return command
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    command = _readme_test_command()
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    assert lines[-1] == command, f".ci/run ends with {lines[-1]!r}, the README says {command!r}"
+    assert "python -m pip install -q -r requirements.txt" in lines
+    script = (ROOT / command.split()[0]).read_text(encoding="utf-8")
+    assert '-m pytest "$@"' in script and "apt-get install" in script
+
+
+def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
+    """pytest's exit 5 (no test collected) comes back as 5, with a line saying so."""
+    empty = tmp_path / "no_tests_here"
+    empty.mkdir()
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "test.sh"), str(empty), "-q", "-p", "no:cacheprovider"],
+        capture_output=True, text=True, check=False, cwd=ROOT, timeout=300,
+        env=_clean_env(PYTHON=sys.executable),
+    )
+    assert proc.returncode == 5, proc.stdout[-1000:] + proc.stderr[-1000:]
+    assert "collected no tests" in proc.stderr
