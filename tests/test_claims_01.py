@@ -1,0 +1,135 @@
+"""Chapter 1 (slots and Little's law): every claim of the text, computed with lanes.
+
+Each test recomputes a claim through the same functions the chapter calls and
+checks that the number the chapter glues into its prose is that number.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+import lanes
+from lanes.pool import littles, plots
+from lanes.pool.sweep import SEEDS
+from glued_values import glued, referenced
+
+STEM = "01_slots_and_littles_law"
+SC = lanes.Scenario()
+HOLD_S = (SC.inter_service_s[0] + SC.inter_service_s[1]) / 2
+MID = SC.ticks // 2
+
+
+@pytest.fixture(scope="module")
+def text():
+    return glued(STEM)
+
+
+@pytest.fixture(scope="module")
+def free_runs():
+    """The pool with no batch work, on each of the ten seeds."""
+    return {s: lanes.simulate(SC.with_(backlog=0, seed=s), "priority") for s in SEEDS}
+
+
+def peak_hour(run):
+    return run.busy_interactive[MID - 1800 : MID + 1800]
+
+
+def test_every_glued_name_in_the_text_is_computed(text):
+    missing = referenced(STEM) - set(text)
+    assert not missing, f"the text shows values no cell glues: {sorted(missing)}"
+
+
+def test_ten_seeds_are_used():
+    assert len(SEEDS) >= 10
+
+
+class TestLittlesLaw:
+    def test_busy_and_idle_slots_at_trough_and_peak(self, text):
+        assert HOLD_S == 8
+        busy_peak, busy_trough = SC.peak_rate * HOLD_S, SC.trough_rate * HOLD_S
+        budget = littles.slot_budget(SC.slots, SC.trough_rate, SC.peak_rate, HOLD_S)
+        assert (budget.busy_peak, budget.busy_trough) == (busy_peak, busy_trough) == (40, 16)
+        assert (budget.idle_peak, budget.idle_trough) == (24, 48)
+        assert (text["busy_peak"], text["busy_trough"]) == (40, 16)
+        assert (text["idle_peak"], text["idle_trough"]) == (24, 48)
+        assert (text["slots"], text["hold_s"], text["peak_rate"], text["trough_rate"]) == (64, 8, 5, 2)
+
+    def test_holding_times_are_uniform_not_exponential(self, free_runs):
+        counts = Counter(free_runs[SC.seed].wait_service_s)
+        lo, hi = SC.inter_service_s
+        assert set(counts) == set(range(lo, hi + 1))
+        mean = sum(counts.values()) / len(counts)
+        assert all(abs(c - mean) / mean < 0.05 for c in counts.values())
+
+    def test_simulator_follows_the_law_bin_by_bin(self, free_runs, text):
+        run = free_runs[SC.seed]
+        measured = plots.binned(run.busy_interactive, 300)
+        predicted = [lam * HOLD_S for lam in plots.binned(plots.rate_curve(SC), 300)]
+        gap = max(abs(m - p) for m, p in zip(measured, predicted))
+        assert gap == pytest.approx(text["bin_gap_max"])
+        assert gap < 3  # small next to a curve that climbs from 16 to 40
+        assert text["n_arrivals"] == run.n_arrivals
+
+    def test_hour_by_hour_the_two_sides_differ_a_little(self, free_runs):
+        run = free_runs[SC.seed]
+        for hour in range(int(SC.hours)):
+            served = [s for s, a in zip(run.wait_service_s, run.wait_arrival_tick) if a // 3600 == hour]
+            lam_w = len(served) / 3600 * (sum(served) / len(served))
+            measured = sum(run.busy_interactive[hour * 3600 : (hour + 1) * 3600]) / 3600
+            assert abs(lam_w - measured) < 0.1
+
+    def test_the_law_holds_on_all_ten_seeds(self, free_runs, text):
+        gaps, means = [], []
+        for run in free_runs.values():
+            lam = run.n_arrivals / SC.ticks
+            w = sum(run.wait_service_s) / run.n_interactive
+            gaps.append(abs(lam * w - run.mean_busy_interactive))
+            means.append(run.mean_busy_interactive)
+        assert max(gaps) == pytest.approx(text["law_gap_max"]) and max(gaps) < 0.01
+        assert (min(means), max(means)) == pytest.approx((text["law_L_low"], text["law_L_high"]))
+        assert max(means) - min(means) > 10 * max(gaps)  # draws differ far more than the law's error
+
+
+class TestBursts:
+    def test_standard_deviation_at_the_peak(self, text):
+        assert text["sd_peak"] == pytest.approx(40 ** 0.5)
+
+    def test_poisson_chance_of_a_burst_to_50(self, text):
+        p = littles.poisson_tail(40, 50)
+        assert p == pytest.approx(text["p_burst"]) and round(p, 3) == 0.070
+        assert text["burst_level"] == 50
+
+    def test_simulated_peak_hours_a_little_below_the_model_and_never_free_of_bursts(self, free_runs, text):
+        shares = [sum(b >= 50 for b in peak_hour(r)) / 3600 for r in free_runs.values()]
+        assert (min(shares), max(shares)) == pytest.approx((text["burst_share_low"], text["burst_share_high"]))
+        assert all(0 < s < text["p_burst"] for s in shares)
+
+
+class TestMisconceptionAverageIsNotAGuarantee:
+    def test_busiest_second_on_every_seed(self, free_runs, text):
+        busiest = [max(peak_hour(r)) for r in free_runs.values()]
+        assert min(busiest) == text["peak_max_low"]
+        assert min(busiest) > 40 + 15  # far above the mean on every seed
+
+    def test_interactive_alone_fills_the_pool_on_some_seeds(self, free_runs, text):
+        full = sum(max(peak_hour(r)) == SC.slots for r in free_runs.values())
+        waited = sum(r.max_s > 0 for r in free_runs.values())
+        assert full == text["seeds_full"] and full >= 1
+        assert waited == text["seeds_wait"] and waited >= 1
+        assert text["n_seeds"] == len(SEEDS)
+
+    def test_one_peak_hour_second_by_second(self, free_runs, text):
+        hour = peak_hour(free_runs[SC.seed])
+        assert (min(hour), max(hour)) == (text["hour_low"], text["hour_high"])
+        assert min(hour) < 40 - 10 and max(hour) >= SC.slots - 5
+
+
+class TestPeakRateTable:
+    def test_demand_above_the_pool(self, text):
+        p5 = littles.poisson_tail(littles.busy_slots(5, HOLD_S), SC.slots + 1)
+        p6 = littles.poisson_tail(littles.busy_slots(6, HOLD_S), SC.slots + 1)
+        assert (p5, p6) == pytest.approx((text["p_over_5"], text["p_over_6"]))
+        assert p6 > 10 * p5
+        assert text["idle_at_6"] == SC.slots - 6 * HOLD_S == 16

@@ -1,0 +1,146 @@
+"""Chapter 2 (why priority fails): every claim of the text, computed with lanes.
+
+Each test recomputes a claim through the functions the chapter calls and checks
+that the number the chapter glues into its prose is that number.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import lanes
+from lanes.pool import littles
+from lanes.pool.sweep import SEEDS, spread, sweep_seeds
+from glued_values import glued, referenced
+
+STEM = "02_why_priority_fails"
+SC = lanes.Scenario()
+MID = SC.ticks // 2
+MEAN_BATCH_S = (SC.batch_service_s[0] + SC.batch_service_s[1]) / 2
+
+
+@pytest.fixture(scope="module")
+def text():
+    return glued(STEM)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return sweep_seeds(["fifo", "priority"], SEEDS)
+
+
+@pytest.fixture(scope="module")
+def prio_runs():
+    return {s: lanes.simulate(SC.with_(seed=s), "priority") for s in SEEDS}
+
+
+@pytest.fixture(scope="module")
+def anchor():
+    return lanes.run_table(SC)
+
+
+def test_every_glued_name_in_the_text_is_computed(text):
+    missing = referenced(STEM) - set(text)
+    assert not missing, f"the text shows values no cell glues: {sorted(missing)}"
+
+
+def test_setting(text):
+    assert (text["backlog"], text["batch_lo"], text["batch_hi"]) == (SC.backlog, *SC.batch_service_s)
+    assert text["late_after"] == lanes.LATE_AFTER_S == 2
+    budget = littles.slot_budget(SC.slots, SC.trough_rate, SC.peak_rate, 8)
+    assert (text["idle_peak"], text["idle_trough"]) == (budget.idle_peak, budget.idle_trough)
+
+
+class TestMisconceptionPriorityMeansNoWait:
+    def test_seed_3(self, anchor, text):
+        prio, fifo = anchor["priority"], anchor["fifo"]
+        assert (prio.p50_s, prio.p99_s) == (text["prio_p50"], text["prio_p99"]) == (2, 22)
+        assert prio.late_fraction == pytest.approx(text["prio_late"])
+        assert prio.p99_s > 10 * prio.p50_s  # the median is repaired, the tail is not
+        assert fifo.p50_s / 3600 == pytest.approx(text["fifo_p50_h"]) and fifo.p50_s > 4 * 3600
+
+    def test_priority_leaves_users_waiting_on_every_seed(self, runs, text):
+        prio = runs[runs.policy == "priority"]
+        assert (prio.p99_s.min(), prio.p99_s.max()) == (text["prio_p99_low"], text["prio_p99_high"])
+        assert (prio.late_fraction.min(), prio.late_fraction.max()) == pytest.approx(
+            (text["prio_late_low"], text["prio_late_high"]))
+        assert (prio.p99_s > 10 * lanes.LATE_AFTER_S / 2).all()
+        assert (prio.late_fraction > 0.4).all()
+        assert (prio.batch_done.min(), prio.batch_done.max()) == (text["prio_done_low"], text["prio_done_high"])
+        assert text["n_seeds"] == len(SEEDS) >= 10
+
+    def test_fifo_makes_users_wait_hours_and_finishes_the_backlog(self, runs, text):
+        fifo = runs[runs.policy == "fifo"]
+        assert fifo.p50_s.min() / 3600 == pytest.approx(text["fifo_p50_low_h"]) and fifo.p50_s.min() > 4 * 3600
+        assert (fifo.late_fraction == 1).all()
+        assert (fifo.batch_done == SC.backlog).all()
+
+
+class TestSlotsOverTheDay:
+    def test_the_pool_is_full_at_every_tick(self, anchor, text, runs):
+        for spec in ("fifo", "priority"):
+            r = anchor[spec]
+            assert all(i + b == SC.slots for i, b in zip(r.busy_interactive, r.busy_batch)), spec
+        assert spread(runs, "util")["low"].min() == pytest.approx(text["util_low"])
+        assert text["util_low"] > 0.999
+
+    def test_interactive_swells_at_midday_and_batch_shrinks(self, anchor):
+        r = anchor["priority"]
+        first = slice(0, 3600)
+        peak = slice(MID - 1800, MID + 1800)
+        mean = lambda xs: sum(xs) / len(xs)
+        assert mean(r.busy_interactive[peak]) > mean(r.busy_interactive[first]) + 10
+        assert mean(r.busy_batch[peak]) < mean(r.busy_batch[first]) - 10
+
+
+class TestWhenUsersWait:
+    def hourly(self, run):
+        return [run.window(h * 3600, (h + 1) * 3600)["p99"] for h in range(int(SC.hours))]
+
+    def test_first_hour_median_is_over_twice_any_later_hour(self, prio_runs, text):
+        import statistics
+
+        table = [self.hourly(r) for r in prio_runs.values()]
+        medians = [statistics.median(col) for col in zip(*table)]
+        assert medians[0] == text["band_first_median"]
+        assert max(medians[1:]) == text["band_later_median_max"]
+        assert medians[0] > 2 * max(medians[1:])
+        low = min(min(row) for row in table)
+        assert low == text["band_low_min"] and low > 2 * lanes.LATE_AFTER_S
+
+    def test_first_hour_against_peak_hour(self, prio_runs, text):
+        first_worse = peak_later = 0
+        for r in prio_runs.values():
+            first, peak = r.window(0, 3600), r.window(MID - 1800, MID + 1800)
+            first_worse += first["p99"] > peak["p99"]
+            peak_later += peak["late"] > first["late"]
+        assert (first_worse, peak_later) == (text["first_worse"], text["peak_later"])
+        assert first_worse >= len(SEEDS) - 1 and peak_later == len(SEEDS)
+
+    def test_batch_holds_almost_every_slot_at_the_start(self, anchor, text):
+        r = anchor["priority"]
+        assert r.busy_batch[0] == text["batch_at_start"] and r.busy_batch[0] >= SC.slots - 5
+        assert text["slots"] == SC.slots
+
+
+class TestTheTrickle:
+    def test_littles_law_for_batch_completions_in_the_peak_hour(self, anchor, text):
+        r = anchor["priority"]
+        batch_at_peak = sum(r.busy_batch[MID - 1800 : MID + 1800]) / 3600
+        gap = littles.batch_trickle_interval_s(MEAN_BATCH_S, batch_at_peak)
+        assert gap == pytest.approx(MEAN_BATCH_S / batch_at_peak)
+        simulated = r.batch_done_by(MID + 1800) - r.batch_done_by(MID - 1800)
+        assert (text["batch_at_peak"], text["gap_s"]) == pytest.approx((batch_at_peak, gap))
+        assert text["done_simulated"] == simulated
+        assert text["done_estimate"] == pytest.approx(3600 / gap)
+        assert abs(simulated - 3600 / gap) / simulated < 0.02  # "agree closely"
+        assert text["ten_gaps_s"] == pytest.approx(10 * gap) and 20 < 10 * gap < 90
+        assert text["mean_batch_s"] == MEAN_BATCH_S
+
+
+class TestReferenceTable:
+    def test_free_strip_only_with_headroom(self, anchor):
+        assert anchor["fifo"].util == anchor["priority"].util == 1.0
+        free = {spec: 1 - anchor[spec].util for spec in ("reserve:16", "hybrid:8")}
+        assert 0 < free["hybrid:8"] < free["reserve:16"]
+        assert anchor["hybrid:8"].preempted > 0 and anchor["reserve:16"].preempted == 0
