@@ -1,0 +1,122 @@
+"""Chapter 7 (batching): every claim the chapter makes, recomputed with lanes."""
+
+import pytest
+
+from lanes.engine.batcher import simulate_batches
+from lanes.engine.continuous import BatchingScenario, decode_step_curve, simulate_batching
+from lanes.engine.hardware import get_hardware, get_model
+from lanes.lane.jobstore import JobStore
+from lanes.pool.sweep import SEEDS
+
+MODEL, GPU = get_model("llama-3.1-8b"), get_hardware("h100-sxm")
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+CONTEXT = 1024
+
+
+@pytest.fixture(scope="module")
+def curve():
+    return {s.batch: s for s in decode_step_curve(BATCHES, context_tokens=CONTEXT, model=MODEL, hardware=GPU)}
+
+
+class TestDecodeStep:
+    def test_sixteen_sequences_cost_little_more_than_one(self, curve):
+        # "sixteen sequences make the step only ~12% longer and multiply tokens/s ~14x"
+        assert curve[16].step_s / curve[1].step_s < 1.15
+        assert curve[16].tokens_per_s / curve[1].tokens_per_s > 14
+
+    def test_decode_is_memory_bound_over_the_whole_range(self, curve):
+        assert all(s.compute_s < s.memory_s for s in curve.values())
+
+    def test_crossover_is_weights_over_kv_per_sequence_near_120(self, curve):
+        crossover = MODEL.weight_bytes / (CONTEXT * MODEL.kv_bytes_per_token)
+        assert 115 < crossover < 125
+        # the table's rows on either side: weights are more than half the bytes at 64, less at 128
+        assert curve[64].weight_share > 0.5 > curve[128].weight_share
+        # and at the crossover itself, KV bytes equal the weights
+        assert crossover * CONTEXT * MODEL.kv_bytes_per_token == pytest.approx(MODEL.weight_bytes)
+
+    def test_four_times_the_context_puts_the_crossover_at_a_quarter_of_the_batch(self):
+        one = MODEL.weight_bytes / (CONTEXT * MODEL.kv_bytes_per_token)
+        four = MODEL.weight_bytes / (4 * CONTEXT * MODEL.kv_bytes_per_token)
+        assert four == pytest.approx(one / 4)
+
+    def test_doubling_the_batch_never_doubles_the_step(self, curve):
+        ratios = [curve[b].step_s / curve[b // 2].step_s for b in BATCHES[1:]]
+        assert max(ratios) < 1.6
+        assert max(ratios) == ratios[-1]  # the largest is the last doubling, as the text says
+
+
+class TestMicroBatcher:
+    def test_no_wait_sends_every_request_alone(self):
+        r = simulate_batches(20, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
+        assert r.batch_sizes == (1,) * 20
+        assert r.total_s == pytest.approx(1.0)
+
+    def test_a_200ms_wait_gives_three_calls_and_the_last_waits_it_out(self):
+        r = simulate_batches(20, max_batch=8, max_wait_s=0.2, model_call_s=0.05)
+        assert r.batch_sizes == (8, 8, 4)
+        assert r.total_s == pytest.approx(2 * 0.05 + 0.2 + 0.05)
+        assert r.mean_latency_s < simulate_batches(20, max_batch=8, max_wait_s=0.0).mean_latency_s
+
+    def test_trickle_10ms_apart_calls_drop_and_latency_falls_to_about_a_quarter(self):
+        arrivals = [k * 0.010 for k in range(20)]
+        none = simulate_batches(arrivals, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
+        wait = simulate_batches(arrivals, max_batch=8, max_wait_s=0.2, model_call_s=0.05)
+        assert (none.batches, wait.batches) == (20, 3)
+        assert 0.2 < wait.mean_latency_s / none.mean_latency_s < 0.35
+
+    def test_sparse_traffic_a_long_wait_adds_latency(self):
+        arrivals = [k * 0.025 for k in range(20)]
+        lat = {w: simulate_batches(arrivals, max_batch=8, max_wait_s=w / 1000, model_call_s=0.05).mean_latency_s
+               for w in (0, 20, 50, 100, 200)}
+        assert min(lat, key=lat.get) == 20
+        assert lat[200] > lat[20]
+
+
+class TestContinuousBatching:
+    @pytest.fixture(scope="class")
+    def by_seed(self):
+        out = {}
+        for seed in SEEDS:
+            sc = BatchingScenario(seed=seed)
+            out[seed] = {m: simulate_batching(sc, m).summary() for m in ("static", "continuous")}
+        return out
+
+    def test_ten_seeds(self):
+        assert len(SEEDS) >= 10
+
+    def test_continuous_beats_static_throughput_on_every_seed(self, by_seed):
+        ratios = [r["continuous"]["tokens/s"] / r["static"]["tokens/s"] for r in by_seed.values()]
+        assert min(ratios) > 1.3
+
+    def test_continuous_keeps_more_slots_busy_on_every_seed(self, by_seed):
+        static_max = max(r["static"]["slot use (%)"] for r in by_seed.values())
+        cont_min = min(r["continuous"]["slot use (%)"] for r in by_seed.values())
+        assert cont_min > static_max
+
+    def test_median_latency_lower_on_every_seed(self, by_seed):
+        assert all(r["continuous"]["p50 latency (s)"] < r["static"]["p50 latency (s)"] for r in by_seed.values())
+
+    def test_both_modes_decode_the_same_tokens(self):
+        sc = BatchingScenario(seed=SEEDS[0])
+        a, b = (simulate_batching(sc, m) for m in ("static", "continuous"))
+        assert sum(a.output_tokens) == sum(b.output_tokens)
+        assert b.makespan_s < a.makespan_s
+
+
+class TestQueues:
+    def test_job_id_then_poll_to_done(self):
+        store = JobStore()
+        job = store.submit(["a", "b", "c"], deadline_s=7200)
+        assert store.poll(job).state == "running"
+        for lease in store.claim(now_s=0, limit=3):
+            store.complete(lease.item_id, "ok", now_s=90)
+        assert store.poll(job).state == "done"
+
+    def test_a_bound_trades_refusals_for_fast_answers(self):
+        flood = [k * 0.001 for k in range(200)]
+        free = simulate_batches(flood, max_batch=8, max_wait_s=0.02, model_call_s=0.05)
+        tight = simulate_batches(flood, max_batch=8, max_wait_s=0.02, model_call_s=0.05, max_queue=16)
+        assert free.rejected == 0 and free.completed == 200
+        assert tight.rejected > 0
+        assert tight.mean_latency_s < free.mean_latency_s / 3
