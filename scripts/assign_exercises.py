@@ -125,6 +125,30 @@ def student_notebook(nb, slug: str) -> None:
             break
 
 
+def solution_notebook(master: pathlib.Path, student: str = ""):
+    """A filled-in student notebook made straight from a master, without Otter: its code
+    cells minus the test cells, solution markers removed, ``STUDENT`` set to ``student``.
+    What a perfect submission of ``student`` looks like (used by the grading tests)."""
+    import nbformat
+
+    nb = nbformat.read(master, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "raw" or "# BEGIN TEST CONFIG" in cell.source:
+            continue
+        if cell.cell_type == "code":
+            lines = [ln for ln in cell.source.splitlines()
+                     if ln.strip() not in ("# BEGIN SOLUTION NO PROMPT", "# BEGIN SOLUTION", "# END SOLUTION")]
+            src = "\n".join(re.sub(r"\s*# SOLUTION$", "", ln) for ln in lines)
+            if re.match(r"^(#[^\n]*\n)*STUDENT = ", src):
+                src = re.sub(r"^STUDENT = .*$", f"STUDENT = {student!r}", src, flags=re.M)
+            cell = nbformat.v4.new_code_cell(src)
+        cells.append(cell)
+    out = nbformat.v4.new_notebook(cells=cells, metadata=dict(nb.metadata))
+    student_notebook(out, master.stem)
+    return out
+
+
 def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Path, *, run_tests: bool = True) -> None:
     """Run Otter Assign on one master and place its outputs."""
     import nbformat

@@ -190,6 +190,7 @@ def cell_errors_by_variable(nb, variables: tuple, errors: list) -> tuple[dict, l
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS = 0x00020000
+PR_SET_CHILD_SUBREAPER = 36
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 
 
@@ -236,14 +237,24 @@ def _blocked_ancestor(path: pathlib.Path) -> pathlib.Path | None:
 
 
 def _uid_processes(uid: int) -> list[int]:
+    """Live processes of ``uid``; zombies of ours (we are their subreaper) are reaped on the way."""
     pids = []
     for d in pathlib.Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if d.stat().st_uid == uid:
-                    pids.append(int(d.name))
-            except OSError:
-                pass
+                if d.stat().st_uid != uid:
+                    continue
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] in "ZX":  # a zombie runs nothing; reap it when it is our child
+                if int(fields[1]) == os.getpid():
+                    try:
+                        os.waitpid(int(d.name), os.WNOHANG)
+                    except ChildProcessError:
+                        pass
+                continue
+            pids.append(int(d.name))
     return pids
 
 
@@ -291,6 +302,8 @@ class Sandbox:
 
         self.limits = limits
         self.root = os.geteuid() == 0
+        if sys.platform.startswith("linux"):  # orphans of a job become our children, not init's
+            _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         self.namespaces = _namespaces_work()
         self.hide = [p.resolve() for p in hide if p.exists()]
         self.base = pathlib.Path(tempfile.mkdtemp(prefix="lanes-grade-"))
@@ -387,7 +400,7 @@ class Sandbox:
                         _mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_REC)
                 for fd in keep.values():
                     os.close(fd)
-            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s))
+            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 2))  # SIGXCPU, then SIGKILL
             resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb << 20, lim.memory_mb << 20))
             resource.setrlimit(resource.RLIMIT_FSIZE, (lim.file_mb << 20, lim.file_mb << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -546,9 +559,9 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: 
 
     box = Sandbox(limits, hide=[ROOT] + ([solutions] if solutions is not None else []))
     exported: dict[int, dict] = {}
+    running: list[tuple[int, Job]] = []
     try:
         queue = list(enumerate(todo))
-        running: list[tuple[int, Job]] = []
         done = 0
         while queue or running:
             while queue and len(running) < max(1, jobs):
@@ -577,7 +590,9 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: 
                 else:
                     exported[i] = data
                 progress(f"[{done}/{len(todo)}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
-    finally:
+    finally:  # also on an interrupt: stop what still runs, then remove every scratch folder
+        for _, job in running:
+            box.stop(job)
         isolation = box.isolation
         box.close()
 
@@ -790,7 +805,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if report["passed"] else 1
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # so that the sandbox is cleaned up on SIGTERM too
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         sys.exit(main())
     except KeyboardInterrupt:

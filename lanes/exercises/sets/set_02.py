@@ -21,6 +21,6 @@ SPEC = SetSpec(
         Question("q2", 2, {"q2_p99_s": Float(lo=0), "q2_late_fraction": Float(lo=0, hi=1)}),
         Question("q3", 2, {"q3_gap_s": Float(lo=0)}),
     ),
-    default={"hours": 3, "slots": 56, "peak_rate": 3.5, "batch_service_s": (90, 150), "seed": 1107},
+    default={"hours": 3, "slots": 56, "peak_rate": 3.5, "batch_service_s": (90, 150), "seed": 4421},
     draw=draw,
 )

@@ -1,0 +1,44 @@
+"""Answer key of set 03 (instructor only)."""
+
+from functools import lru_cache
+
+import lanes
+from lanes.exercises.judge import choice, close, equal
+
+
+@lru_cache(maxsize=None)
+def _scenario(slots, peak_rate, batch_service_s, seed):
+    return lanes.Scenario(hours=2, slots=slots, peak_rate=peak_rate, batch_service_s=batch_service_s, seed=seed)
+
+
+@lru_cache(maxsize=None)
+def _smallest(slots, peak_rate, batch_service_s, seed, target_s):
+    sc = _scenario(slots, peak_rate, batch_service_s, seed)
+    stream = lanes.draw_stream(sc)
+    for r in range(sc.slots + 1):
+        run = lanes.simulate(sc, f"reserve:{r}", stream=stream)
+        if run.p99_s <= target_s:
+            return r, run.util
+    raise RuntimeError("no headroom meets the target")
+
+
+def q1(a, v):
+    r, _ = _smallest(v.slots, v.peak_rate, v.batch_service_s, v.seed, v.target_s)
+    return equal("q1_reserve_long", a["q1_reserve_long"], r,
+                 hint="the smallest R whose p99 wait meets the target, scanning R from 0")
+
+
+def q2(a, v):
+    r, _ = _smallest(v.slots, v.peak_rate, v.short_batch_service_s, v.seed, v.target_s)
+    return equal("q2_reserve_short", a["q2_reserve_short"], r,
+                 hint="the same search with the short batch jobs")
+
+
+def q3(a, v):
+    _, util = _smallest(v.slots, v.peak_rate, v.short_batch_service_s, v.seed, v.target_s)
+    return close("q3_util_short", a["q3_util_short"], util, abs_tol=1e-6,
+                 hint="slot use at the headroom of q2, a fraction between 0 and 1")
+
+
+def q4(a, v):
+    return choice("q4_choice", a["q4_choice"], "c", hint="what must headroom cover while batch slots drain?")

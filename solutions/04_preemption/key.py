@@ -1,0 +1,50 @@
+"""Answer key of set 04 (instructor only)."""
+
+from functools import lru_cache
+
+import lanes
+from lanes.exercises.judge import Check, choice, close, equal
+
+
+@lru_cache(maxsize=None)
+def _table(slots, peak_rate, preempt_cost_s, seed):
+    sc = lanes.Scenario(hours=3, slots=slots, peak_rate=peak_rate, preempt_cost_s=preempt_cost_s, seed=seed)
+    return sc, lanes.run_table(sc)
+
+
+def _meets(row, v):
+    """Served interactive work (a p99 of -1 means none) with a p99 wait under the target."""
+    return row.n_interactive > 0 and 0 <= row.p99_s < v.target_s
+
+
+def _best(v):
+    _, table = _table(v.slots, v.peak_rate, v.preempt_cost_s, v.seed)
+    meets = [r for r in table if _meets(r, v)]
+    most = max(r.batch_done for r in meets)
+    return table, {r.policy.spec for r in meets if r.batch_done == most}, most
+
+
+def q1(a, v):
+    table, best, _ = _best(v)
+    chosen = table[a["q1_best_policy"]]
+    if not _meets(chosen, v):
+        return Check(False, "q1_best_policy misses the p99 target in this scenario")
+    return Check(a["q1_best_policy"] in best,
+                 "q1_best_policy meets the target, but another policy that meets it completes more batch jobs")
+
+
+def q2(a, v):
+    _, _, most = _best(v)
+    return equal("q2_batch_done", a["q2_batch_done"], most,
+                 hint="batch jobs completed by the policy of q1")
+
+
+def q3(a, v):
+    sc, table = _table(v.slots, v.peak_rate, v.preempt_cost_s, v.seed)
+    expected = table["preempt"].preempted * sc.preempt_cost_s / (sc.slots * sc.ticks)
+    return close("q3_recompute_share", a["q3_recompute_share"], expected, rel=1e-4, abs_tol=1e-9,
+                 hint="evictions times recompute seconds, over slots times simulated seconds")
+
+
+def q4(a, v):
+    return choice("q4_choice", a["q4_choice"], "b", hint="where did the batch lane's slot time go?")

@@ -1,0 +1,51 @@
+"""Answer key of set 05 (instructor only)."""
+
+from functools import lru_cache
+
+import lanes
+from lanes.exercises.judge import choice, close, equal
+
+
+def _window(hours):
+    return int((hours / 2 - 0.5) * 3600), int((hours / 2 + 0.5) * 3600)
+
+
+@lru_cache(maxsize=None)
+def _run(hours, slots, seed, policy, **extensions):
+    return lanes.simulate(lanes.Scenario(hours=hours, slots=slots, seed=seed), policy, **extensions)
+
+
+def _peak(v, **extensions):
+    return _run(v.hours, v.slots, v.seed, "priority", **extensions).window(*_window(v.hours))["p99"]
+
+
+def q1(a, v):
+    return close("q1_peak_p99_floor", a["q1_peak_p99_floor"], _peak(v, floor=v.floor), abs_tol=1e-9,
+                 hint="the p99 wait inside the peak window, with the floor")
+
+
+def q2(a, v):
+    expected = _peak(v, floor=v.floor) - _peak(v)
+    return close("q2_peak_change_s", a["q2_peak_change_s"], expected, abs_tol=1e-9,
+                 hint="with the floor minus without it; check the sign convention")
+
+
+def q3(a, v):
+    return choice("q3_choice", a["q3_choice"], "a", hint="which slots can interactive requests use?")
+
+
+def q4(a, v):
+    run = _run(v.hours, v.slots, v.seed, "preempt", aging_s=v.aging_s)
+    return equal("q4_preempted_aging", a["q4_preempted_aging"], run.preempted,
+                 hint="the evictions of preempt with your aging_s")
+
+
+def q5(a, v):
+    run = _run(v.hours, v.slots, v.seed, "preempt", aging_s=v.aging_s)
+    return close("q5_p99_aging", a["q5_p99_aging"], run.p99_s, abs_tol=1e-9,
+                 hint="the whole-run interactive p99 wait of that run")
+
+
+def q6(a, v):
+    return choice("q6_choice", a["q6_choice"], "b",
+                  hint="when were the backlog's jobs queued, and what does the rule count?")

@@ -1,0 +1,31 @@
+"""Answer key of set 08 (instructor only)."""
+
+import lanes.engine.chains as chains
+from lanes.exercises.judge import close, equal
+
+
+def q1(a, v):
+    expected = chains.littles_law(arrival_rate_per_s=v.rate_per_s, ttft_s=v.ttft_s, output_tokens=v.output_tokens,
+                                  tpot_s=v.tpot_s).in_system
+    return close("q1_in_system", a["q1_in_system"], expected, rel=0.005,
+                 hint="W is the TTFT plus one TPOT per output token after the first")
+
+
+def q2(a, v):
+    expected = chains.kv_in_flight(tokens_per_request=v.kv_tokens).ceiling_rps
+    return close("q2_ceiling_rps", a["q2_ceiling_rps"], expected, rel=0.01,
+                 hint="pool bytes over (tokens x KV bytes per token x W)")
+
+
+def q3(a, v):
+    expected = chains.goodput(tpot_target_s=v.tpot_target_s).max_batch_at_target
+    return equal("q3_max_batch", a["q3_max_batch"], expected,
+                 hint="weights read once per step plus every sequence's KV; round down to a whole batch")
+
+
+def q4(a, v):
+    be = chains.swap_vs_recompute(context_tokens=v.context_tokens).break_even_bytes_per_s
+    verdict = "swap" if v.link_gbps * 1e9 > be else "recompute"
+    return [close("q4_break_even_gbps", a["q4_break_even_gbps"], be / 1e9, rel=0.02,
+                  hint="recompute time per token grows with the context, through attention"),
+            equal("q4_verdict", a["q4_verdict"], verdict, hint="compare your link with the break-even")]

@@ -1,0 +1,28 @@
+"""Answer key of set 09 (instructor only)."""
+
+import lanes.engine.chains as chains
+from lanes.exercises.judge import close, equal
+
+
+def q1(a, v):
+    expected = chains.hol_blocking(long_prompt_tokens=v.long_prompt_tokens).short_ttft_fcfs_s
+    return close("q1_short_ttft_fcfs_s", a["q1_short_ttft_fcfs_s"], expected, rel=0.02,
+                 hint="how many full steps does the long prompt take before a short one gets budget?")
+
+
+def q2(a, v):
+    expected = chains.p99_knee(service_s=v.service_s, p99_target_s=v.p99_target_s).rho_max
+    return close("q2_rho_max", a["q2_rho_max"], expected, abs_tol=0.005,
+                 hint="the p99 of an exponential response time is -ln(0.01) times its mean S / (1 - rho)")
+
+
+def q3(a, v):
+    expected = chains.long_prompt(budget_tokens=v.budget_tokens).chunks
+    return equal("q3_chunks", a["q3_chunks"], expected,
+                 hint="each step's budget is shared with the running decoders, one token each")
+
+
+def q4(a, v):
+    expected = chains.tenant_cost(b_input_tokens=v.b_input_tokens, b_output_tokens=v.b_output_tokens)
+    return close("q4_rr_share_b", a["q4_rr_share_b"], expected.round_robin_share_b, abs_tol=0.005,
+                 hint="one request each in turn: B's cost over the sum of both costs")
