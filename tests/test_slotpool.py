@@ -104,6 +104,43 @@ class TestReferenceReproducesTheAnchor:
         assert "\n".join(lines) == ANCHOR_TABLE
 
 
+class TestEngineLoops:
+    """Where two of the engine's loops both apply, they must agree bucket for bucket."""
+
+    @staticmethod
+    def _buckets(scenario, policy, loop):
+        from lanes.pool.engine import _Run
+
+        run = _Run(scenario, policy, draw_stream(scenario))
+        getattr(run, loop)()
+        r = run.result()
+        return r.row(), r.wait_counts, r.batch_done_per_tick, r.preempted_per_tick, r.busy_batch, r.busy_interactive
+
+    @settings(max_examples=80, deadline=None)
+    @given(runs(extensions=False))
+    def test_batch_only_loop_equals_the_step_by_step_one(self, run):
+        scenario, policy = run
+        if not policy.preempts or max(draw_stream(scenario).zero_wait_busy, default=0) > scenario.slots:
+            return  # the shortcut does not apply
+        assert self._buckets(scenario, policy, "evicting_batch_only") == self._buckets(scenario, policy, "evicting")
+
+    @settings(max_examples=60, deadline=None)
+    @given(runs(extensions=False))
+    def test_lean_loops_equal_the_general_one(self, run):
+        scenario, policy = run
+        if policy.kind == "fifo":
+            return
+        lean = "evicting" if policy.preempts else "headroom"
+        assert self._buckets(scenario, policy, lean) == self._buckets(scenario, policy, "general")
+
+    def test_the_anchor_preempt_rows_take_the_batch_only_loop(self):
+        sc = Scenario()
+        assert max(draw_stream(sc).zero_wait_busy) <= sc.slots
+        for spec in ("preempt", "hybrid:8"):
+            pol = lanes.parse_policy(spec)
+            assert self._buckets(sc, pol, "evicting_batch_only") == self._buckets(sc, pol, "evicting")
+
+
 class TestProperties:
     @settings(max_examples=80, deadline=None)
     @given(runs())

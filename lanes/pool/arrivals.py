@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import accumulate, chain, compress, repeat
-from operator import add
+from operator import add, sub
 from typing import Callable, Iterable
 
 from .scenario import Scenario
@@ -305,6 +305,23 @@ class ArrivalStream:
     def total_service_s(self) -> int:
         """Slot seconds all interactive arrivals ask for, summed once per stream."""
         return sum(self.inter_service_s)
+
+    @cached_property
+    def arrivals_per_tick(self) -> list[int]:
+        """Interactive requests arriving at each tick."""
+        return list(map(sub, self.arrived_by, chain((0,), self.arrived_by)))
+
+    @cached_property
+    def zero_wait_busy(self) -> tuple[int, ...]:
+        """Interactive requests in slots at each tick if every one got a slot on arrival.
+
+        Arrived so far, less those whose ``zero_wait_end`` has come (one entry
+        per tick).  When a policy evicts batch for interactive work and this
+        never exceeds the pool, no request ever waits, and the engine can
+        take the interactive side from here instead of simulating it.
+        """
+        ended = accumulate(self.zero_wait_ends_at[: len(self.arrived_by)])
+        return tuple(map(sub, self.arrived_by, ended))
 
 
 def draw_stream(scenario: Scenario) -> ArrivalStream:

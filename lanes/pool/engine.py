@@ -27,6 +27,7 @@ first, then batch while the headroom allows; batch first under ``fifo``).
 from __future__ import annotations
 
 import gc
+from operator import add
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import PolicyTable, SlotPoolResult
@@ -88,6 +89,8 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
             run.fifo()
         elif pol.has_extensions:
             run.general()  # floor, aging, victim order, minimum run time
+        elif pol.preempts and max(stream.zero_wait_busy, default=0) <= scenario.slots:
+            run.evicting_batch_only()  # preempt and hybrid:R when no request ever waits
         elif pol.preempts:
             run.evicting()  # preempt and hybrid:R
         else:
@@ -349,6 +352,76 @@ class _Run:
                     ends[zero_wait_end[j]] -= 1
             fresh = arrived
 
+        self.preempted = preempted
+        self.batch_busy = batch_busy
+        self.batch_queued = len(front) + n_backlog - next_job
+
+    def evicting_batch_only(self) -> None:
+        """:meth:`evicting` when interactive requests never wait: only batch is simulated.
+
+        If interactive requests alone never fill the pool
+        (``stream.zero_wait_busy`` stays within ``slots``), a preempting policy
+        gives every request a slot the tick it arrives: it can always evict
+        enough batch.  Then the interactive side is known from the draws
+        alone, and each tick only decides the batch side: ``room`` is what
+        interactive work leaves; batch above it is evicted, youngest first;
+        batch below it, less the headroom, is started.  The result is the
+        same as :meth:`evicting` computes step by step (the tests check both).
+        """
+        sc, stream = self.scenario, self.stream
+        T, slots, headroom, cost = sc.ticks, sc.slots, self.pol.reserve, sc.preempt_cost_s
+        zero_wait_busy = stream.zero_wait_busy
+        backlog = stream.batch_service_s
+        n_backlog = len(backlog)
+        batch_end, batch_start, evicted = self.batch_end, self.batch_start, self.evicted
+        running: list[list[int]] = []  # end ticks of running batch jobs, grouped by start tick
+        front: list[int] = []  # remaining work of evicted jobs, next to restart last
+        next_job = n_batch = preempted = batch_busy = 0
+
+        for t in range(T):
+            n_batch -= batch_end[t]  # 1. batch slots whose time is up
+            room = slots - zero_wait_busy[t]  # slots interactive work leaves this tick
+            if n_batch > room:  # 2. eviction
+                take = n_batch - room
+                for end in _youngest_ends(running, t, take):
+                    if end < T:
+                        batch_end[end] -= 1
+                        batch_busy -= end - t
+                    else:
+                        batch_end[T] -= 1
+                        batch_busy -= T - t
+                    front.append(end - t + cost)
+                evicted[t] = take
+                preempted += take
+                n_batch = room
+            elif room - n_batch > headroom and (front or next_job < n_backlog):  # 4. batch
+                group: list[int] = []
+                free = room - n_batch
+                while free > headroom:
+                    if front:
+                        remaining = front.pop()
+                    elif next_job < n_backlog:
+                        remaining = backlog[next_job]
+                        next_job += 1
+                    else:
+                        break
+                    end = t + remaining
+                    if end < T:
+                        batch_end[end] += 1
+                        batch_busy += remaining
+                    else:
+                        batch_end[T] += 1
+                        batch_busy += T - t
+                    group.append(end)
+                    free -= 1
+                running.append(group)
+                batch_start[t] = len(group)
+                n_batch += len(group)
+
+        # 3. every request was admitted on arrival, with no wait
+        self.inter_start = stream.arrivals_per_tick[:T]
+        self.wait_count[0] = stream.n_arrivals
+        self.ends = list(map(add, stream.zero_wait_ends_at[:T], batch_end))  # slots freed per tick
         self.preempted = preempted
         self.batch_busy = batch_busy
         self.batch_queued = len(front) + n_backlog - next_job
