@@ -148,6 +148,23 @@ def test_committed_notebook_is_normalised(path):
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=_rel)
+def test_jupyter_server_save_leaves_the_bytes_unchanged(path, tmp_path):
+    """JupyterLab saves through the server's contents manager: load and save a copy with it."""
+    import shutil
+
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+
+    shutil.copy2(path, tmp_path / path.name)
+    manager = FileContentsManager(root_dir=str(tmp_path))
+    model = manager.get(path.name, content=True, type="notebook")
+    manager.save({"type": "notebook", "format": "json", "content": model["content"]}, path.name)
+    assert (tmp_path / path.name).read_bytes() == path.read_bytes(), (
+        f"{_rel(path)} changes when JupyterLab's server saves it; run "
+        f"python scripts/run_notebooks.py --normalise-only {_rel(path)}"
+    )
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=_rel)
 def test_kernelspec_is_the_one_jupyterlab_writes(path):
     meta = json.loads(path.read_text(encoding="utf-8"))["metadata"]
     assert meta.get("kernelspec") == _runner().KERNELSPEC
