@@ -1,8 +1,13 @@
-"""Every claim chapter 11 (the model meets a GPU) makes, computed with lanes as the chapter does."""
+"""Every claim chapter 11 (the model meets a GPU) makes, computed with lanes as the chapter does.
+
+Each test recomputes a claim through the functions the chapter calls; the last
+class checks that the numbers the chapter glues into its prose are those numbers.
+"""
 
 import statistics
 
 import pytest
+from glued_values import glued, referenced
 
 from lanes.engine import chains, measured
 from lanes.engine.hardware import get_hardware
@@ -168,3 +173,49 @@ class TestChains:
         for r in (sheet, meas):
             assert r.short_ttft_fcfs_s / r.short_ttft_by_length_s > 5
             assert r.long_delay_s > 0
+
+
+class TestGluedNumbers:
+    """The numbers in the chapter's prose are the ones computed here."""
+
+    @pytest.fixture(scope="class")
+    def text(self):
+        return glued("11_measured_gpu")
+
+    def test_every_referenced_name_is_glued(self, text):
+        assert referenced("11_measured_gpu") <= set(text)
+
+    def test_decode_and_prefill_numbers(self, text):
+        ratios = [ratio(r) for r in DECODE]
+        assert text["ratio_min"] == pytest.approx(min(ratios))
+        assert text["ratio_max"] == pytest.approx(max(ratios))
+        assert text["ratio_median"] == pytest.approx(statistics.median(ratios))
+        assert text["ratio_64"] == pytest.approx(ratio(decode_row(64, 2048)))
+        plain = [abs(r["roofline_s"] / r["measured_s"] - 1) for r in PREFILL if r["prior"] == 0 and r["chunk"] >= 1024]
+        assert text["prefill_plain_worst"] == pytest.approx(100 * max(plain))
+        behind = [1 - r["roofline_s"] / r["measured_s"] for r in PREFILL if r["prior"] > 0 and r["chunk"] > 512]
+        assert (text["prefill_prior_lo"], text["prefill_prior_hi"]) == pytest.approx(
+            (100 * min(behind), 100 * max(behind)))
+
+    def test_fit_numbers(self, text):
+        used = [r for r in measured.residuals(FIT, RECORDS) if r.in_fit]
+        loo = [r for r in measured.leave_one_out(RECORDS) if r.in_fit]
+        assert text["rows_in_fit"] == len(used)
+        assert text["fit_median"] == pytest.approx(100 * statistics.median(abs(r.error) for r in used))
+        assert text["fit_worst"] == pytest.approx(100 * max(abs(r.error) for r in used))
+        assert text["loo_median"] == pytest.approx(100 * statistics.median(abs(r.error) for r in loo))
+        assert text["loo_worst"] == pytest.approx(100 * max(abs(r.error) for r in loo))
+        assert text["kv_tbps"] == pytest.approx(FIT.kv_bytes_per_s / 1e12)
+        assert text["fixed_ms"] == pytest.approx(1e3 * MODEL.layers * FIT.fixed_s_per_layer)
+
+    def test_chain_numbers(self, text):
+        kw = dict(context_tokens=2048, tpot_target_s=0.010, model=MODEL)
+        assert text["n_datasheet"] == chains.goodput(hardware=DATASHEET, **kw).max_batch_at_target
+        assert text["n_measured"] == chains.goodput(hardware=CALIBRATED, **kw).max_batch_at_target
+        s = measured.swap_vs_recompute(RECORDS, step_model=FIT)
+        assert text["swap_pinned_us"] == pytest.approx(1e6 * s["pinned"]["swap_s_per_token"])
+        assert text["swap_pageable_us"] == pytest.approx(1e6 * s["pageable"]["swap_s_per_token"])
+        assert text["pageable_ratio"] == pytest.approx(s["pageable"]["recompute_over_swap"])
+        meas = chains.hol_blocking(model=MODEL, hardware=CALIBRATED)
+        assert text["hol_fcfs_measured"] == pytest.approx(meas.short_ttft_fcfs_s)
+        assert text["hol_gain_measured"] == pytest.approx(meas.short_ttft_fcfs_s / meas.short_ttft_by_length_s)
