@@ -79,6 +79,7 @@ class TestSmallestReserve:
         for _, row in scan.iterrows():
             at = grid[(grid.seed == row.seed) & (grid.reserve == row.reserve)]
             assert at["p99_s"].item() == row.metric_at_reserve <= 2
+            assert at["util"].item() == row.util and at["batch_done"].item() == row.batch_done
             assert row.metric_below is None or row.metric_below > 2
 
     def test_none_when_out_of_reach(self):

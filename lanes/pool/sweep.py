@@ -419,7 +419,8 @@ def smallest_reserve(
     pandas.DataFrame
         One row per seed: ``seed``, ``reserve`` (``None`` if no R up to
         ``max_reserve`` meets the target), ``metric_at_reserve``, ``metric_below``
-        (the value at R - 1, ``None`` when R = 0) and ``batch_done`` at R.
+        (the value at R - 1, ``None`` when R = 0), and ``batch_done`` and
+        ``util`` (mean fraction of slots busy) at R.
     """
     import pandas as pd
 
@@ -435,12 +436,13 @@ def smallest_reserve(
         sc = base.with_(seed=seed)
         below = None
         found: dict[str, Any] = {"seed": seed, "reserve": None, "metric_at_reserve": None,
-                                 "metric_below": None, "batch_done": None}
+                                 "metric_below": None, "batch_done": None, "util": None}
         for r in range(top + 1):
             res = simulate(sc, parse_policy(f"{kind}:{r}", **extensions))
             value = _metric(res, sc, metric)
             if value <= limit_s:
-                found.update(reserve=r, metric_at_reserve=value, metric_below=below, batch_done=res.batch_done)
+                found.update(reserve=r, metric_at_reserve=value, metric_below=below,
+                             batch_done=res.batch_done, util=res.util)
                 break
             below = value
         rows.append(found)

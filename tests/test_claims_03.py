@@ -1,0 +1,162 @@
+"""Chapter 3 (headroom): every claim of the text, computed with lanes.
+
+Thresholds are read off sweeps that try every R.  Each test recomputes a claim
+through the functions the chapter calls and checks that the number the chapter
+glues into its prose is that number.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+import lanes
+from lanes.pool import littles
+from lanes.pool.sweep import SEEDS, seeds_meeting, smallest_meeting, smallest_reserve, sweep_seeds
+from glued_values import glued, referenced
+
+STEM = "03_headroom"
+SC = lanes.Scenario()
+TARGET_S = 2
+HOLD_S = (SC.inter_service_s[0] + SC.inter_service_s[1]) / 2
+DRAIN_S = (SC.batch_service_s[0] + SC.batch_service_s[1]) / 2
+SHORT = SC.with_(batch_service_s=(15, 45), backlog=round(SC.backlog * DRAIN_S / 30))
+METRICS = ["p99_s", "batch_done", "util"]
+
+
+@pytest.fixture(scope="module")
+def text():
+    return glued(STEM)
+
+
+@pytest.fixture(scope="module")
+def curve():
+    """Seed 3, every R from 0 to 20."""
+    return sweep_seeds([f"reserve:{r}" for r in range(0, 21)], [SC.seed], metrics=METRICS).set_index("reserve")
+
+
+@pytest.fixture(scope="module")
+def grid():
+    """Ten seeds, R = 0 and every R from 8 to 20."""
+    return sweep_seeds([f"reserve:{r}" for r in [0, *range(8, 21)]], SEEDS, metrics=METRICS)
+
+
+@pytest.fixture(scope="module")
+def scan_short():
+    return smallest_reserve(TARGET_S, SEEDS, SHORT)
+
+
+def test_every_glued_name_in_the_text_is_computed(text):
+    missing = referenced(STEM) - set(text)
+    assert not missing, f"the text shows values no cell glues: {sorted(missing)}"
+
+
+def test_target_and_seeds(text):
+    assert text["target_s"] == TARGET_S and text["n_seeds"] == len(SEEDS) >= 10
+
+
+class TestSeedThree:
+    def test_smallest_r_is_14_not_the_16_a_gappy_grid_reports(self, curve, text):
+        p99 = curve["p99_s"]
+        smallest = min(r for r in curve.index if p99[r] <= TARGET_S)
+        assert smallest == text["r_anchor"] == 14
+        assert p99[13] > TARGET_S
+        gappy = [0, 2, 4, 6, 8, 10, 12, 16, 20]
+        assert min(r for r in gappy if p99[r] <= TARGET_S) == text["r_coarse"] == 16
+        assert text["p99_r0"] == p99[0] == lanes.run_table(SC, ["priority"])["priority"].p99_s
+
+    def test_every_r_above_the_threshold_also_meets_it(self, curve, text):
+        assert all(curve["p99_s"][r] <= TARGET_S for r in range(text["r_anchor"], 21))
+
+    def test_each_step_of_r_gives_up_batch_jobs(self, curve):
+        done = curve["batch_done"].tolist()
+        assert all(a > b for a, b in zip(done, done[1:]))
+        assert curve["p99_s"][20] < curve["p99_s"][0]
+
+
+class TestAcrossTenSeeds:
+    def test_thresholds_lie_inside_the_swept_range(self, grid, text):
+        assert seeds_meeting(grid, "p99_s", TARGET_S).loc[8] == text["meet_at_8"] == 0
+
+    def test_seeds_meeting_each_r(self, grid, text):
+        meeting = seeds_meeting(grid, "p99_s", TARGET_S)
+        assert meeting.loc[14] == text["meet_at_anchor"] == 1
+        assert meeting.loc[15] == text["meet_at_anchor_plus1"] == 5
+        assert meeting.loc[16] == 9 and text["miss_below_all"] == 1 and text["r_all_minus1"] == 16
+        assert meeting.loc[17] == len(SEEDS)
+        assert all(meeting.loc[r] == len(SEEDS) for r in range(17, 21))
+
+    def test_r_14_misses_on_five_of_seeds_1_to_6(self, grid):
+        first_six = grid[grid.seed.isin(range(1, 7)) & (grid.reserve == 14)]
+        assert (first_six.p99_s > TARGET_S).sum() == 5
+
+    def test_smallest_r_per_seed(self, grid, text):
+        per_seed = smallest_meeting(grid, "p99_s", TARGET_S)
+        assert (min(per_seed), max(per_seed)) == (text["r_low"], text["r_high"]) == (14, 17)
+        assert text["r_all"] == 17
+        assert text["r_anchor"] < statistics.median(per_seed)  # seed 3 is an easy day
+
+    def test_band_entirely_at_target_only_from_r_all(self, grid, text):
+        high = grid.groupby("reserve").p99_s.max()
+        assert high.loc[text["r_all"]] <= TARGET_S < high.loc[text["r_all"] - 1]
+
+
+class TestCost:
+    def test_batch_lost_and_idle_slots_at_r_all(self, grid, text):
+        base = grid[grid.reserve == 0].set_index("seed")
+        chosen = grid[grid.reserve == text["r_all"]].set_index("seed")
+        loss = 1 - chosen.batch_done / base.batch_done
+        idle = (1 - chosen.util) * SC.slots
+        assert (loss.min(), loss.max()) == pytest.approx((text["loss_low"], text["loss_high"]))
+        assert (idle.min(), idle.max()) == pytest.approx((text["idle_low"], text["idle_high"]))
+        assert idle.max() < text["r_all"]  # a reserve of R leaves fewer than R idle
+
+
+class TestRuleOfThumb:
+    def test_drift_is_small_and_the_rule_overshoots_the_sweep(self, text):
+        slope = littles.diurnal_max_slope(SC.trough_rate, SC.peak_rate, SC.ticks)
+        drift = slope * HOLD_S * DRAIN_S
+        rule = littles.headroom_slots(SC.peak_rate * HOLD_S, HOLD_S, DRAIN_S, drift_per_s=slope * HOLD_S)
+        assert (text["drift"], text["rule"], text["drain_s"]) == pytest.approx((drift, rule, DRAIN_S))
+        assert drift < 1
+        assert rule > text["r_all"]
+
+
+class TestChunking:
+    def test_same_total_work(self, text):
+        assert SHORT.backlog * 30 == SC.backlog * DRAIN_S
+        assert (text["short_lo"], text["short_hi"]) == SHORT.batch_service_s
+
+    def test_short_jobs_need_less_headroom_on_every_seed(self, scan_short, grid, text):
+        per_seed_short = scan_short.set_index("seed")["reserve"]
+        per_seed_long = smallest_meeting(grid, "p99_s", TARGET_S)
+        assert (per_seed_short.min(), per_seed_short.max()) == (text["r_short_low"], text["r_short_all"])
+        assert all(per_seed_short[s] < per_seed_long[s] for s in SEEDS)
+        assert per_seed_short.max() < per_seed_long.min()
+
+    def test_same_latency_more_work_at_the_common_r(self, grid, text):
+        common = sweep_seeds([f"reserve:{text['r_short_all']}"], SEEDS, SHORT, metrics=["p99_s", "util"])
+        long_util = grid[grid.reserve == text["r_all"]].util
+        assert common.p99_s.max() == text["p99_short_max"] <= TARGET_S
+        assert common.util.min() == pytest.approx(text["util_short_low"])
+        assert long_util.max() == pytest.approx(text["util_long_high"])
+        assert common.util.min() > long_util.max()
+
+    def test_rule_of_thumb_moves_the_same_way_and_overshoots_more(self, text):
+        slope = littles.diurnal_max_slope(SC.trough_rate, SC.peak_rate, SC.ticks)
+        rule_short = littles.headroom_slots(SC.peak_rate * HOLD_S, HOLD_S, 30, drift_per_s=slope * HOLD_S)
+        assert rule_short == text["rule_short"] < text["rule"]
+        assert rule_short / text["r_short_all"] > text["rule"] / text["r_all"]
+
+
+class TestOccupancyPanels:
+    def test_free_strip_widens_with_r_and_batch_narrows_by_as_much(self, text):
+        table = lanes.run_table(SC, ["reserve:0", f"reserve:{text['r_anchor']}", f"reserve:{text['r_all']}"])
+        free = [SC.slots * (1 - r.util) for r in table]
+        batch = [sum(r.busy_batch) / SC.ticks for r in table]
+        inter = [r.mean_busy_interactive for r in table]
+        assert free[0] < 0.1 and free[0] < free[1] < free[2]
+        for i in (1, 2):
+            assert (batch[0] - batch[i]) == pytest.approx(free[i] - free[0], abs=0.5)
+        assert max(inter) - min(inter) < 0.5  # the interactive band looks alike
