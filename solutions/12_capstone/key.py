@@ -1,0 +1,103 @@
+"""Answer key of the capstone, set 12 (instructor only: never copied into exercises/).
+
+q5 is scored on seeds that appear nowhere a student can read: they come from SECRET and
+the student identifier. Change SECRET for a new cohort (and regenerate nothing else).
+"""
+
+import hashlib
+from functools import lru_cache
+
+import lanes
+from lanes.exercises.judge import Check, choice, equal
+
+SECRET = "lanes-capstone/2026/7f3c9a51d2e84b06"
+#: Unseen seeds per student, and how many of them a criterion must hold on.
+HIDDEN_SEEDS = 7
+MAJORITY = 4
+#: q2 looks at the public seeds after the student's own.
+NEXT_SEEDS = 5
+
+
+def hidden_seeds(student: str, public_seed: int) -> tuple:
+    """The seeds q5 is judged on: from SECRET and the identifier, never the public seed."""
+    out = []
+    k = 0
+    while len(out) < HIDDEN_SEEDS:
+        digest = hashlib.sha256(f"{SECRET}/{student}/{k}".encode()).digest()
+        seed = 1_000_000 + int.from_bytes(digest[:4], "big") % 9_000_000
+        if seed != public_seed and seed not in out:
+            out.append(seed)
+        k += 1
+    return tuple(out)
+
+
+def scenario(v, seed):
+    return lanes.Scenario(slots=v.slots, hours=v.hours, backlog=v.backlog, inter_service_s=tuple(v.inter_service_s),
+                          batch_service_s=tuple(v.batch_service_s), trough_rate=v.trough_rate,
+                          peak_rate=v.peak_rate, preempt_cost_s=v.preempt_cost_s, seed=seed)
+
+
+@lru_cache(maxsize=None)
+def _p99(v, seed, spec):
+    return lanes.simulate(scenario(v, seed), spec).p99_s
+
+
+@lru_cache(maxsize=None)
+def min_reserve(v):
+    """Smallest R for which reserve:R meets the p99 target on the public seed."""
+    return next(r for r in range(v.slots + 1) if _p99(v, v.seed, f"reserve:{r}") <= v.p99_target_s)
+
+
+def q1(a, v):
+    return equal("q1_min_reserve", a["q1_min_reserve"], min_reserve(v),
+                 hint="plain reserve:R policies on your own seed, R = 0, 1, 2, ...")
+
+
+def q2(a, v):
+    spec = f"reserve:{min_reserve(v)}"
+    met = sum(_p99(v, v.seed + k, spec) <= v.p99_target_s for k in range(1, NEXT_SEEDS + 1))
+    return equal("q2_seeds_met", a["q2_seeds_met"], met,
+                 hint="your q1 policy on the five seeds that follow yours, against the p99 target")
+
+
+def q3(a, v):
+    return choice("q3_choice", a["q3_choice"], "b", hint="how long has each batch job waited when it starts here?")
+
+
+def q4(a, v):
+    return choice("q4_choice", a["q4_choice"], "a", hint="which jobs can no longer be evicted, and who waits then?")
+
+
+def policy_from(a, slots):
+    """The student's configuration as a Policy; ValueError if the pool would refuse it."""
+    aging = a["q5_aging_s"]
+    pol = lanes.parse_policy(a["q5_policy"], floor=a["q5_floor"], aging_s=None if aging == -1 else aging,
+                             victim=a["q5_victim"], min_run_s=a["q5_min_run_s"])
+    pol.check_fits(slots)
+    return pol
+
+
+def evaluate(v, pol, seeds):
+    """(p99 met, both targets met) per seed."""
+    out = []
+    for seed in seeds:
+        r = lanes.simulate(scenario(v, seed), pol)
+        latency = r.p99_s <= v.p99_target_s
+        out.append((latency, latency and r.batch_done >= v.batch_target))
+    return out
+
+
+def q5(a, v):
+    try:
+        pol = policy_from(a, v.slots)
+    except ValueError as e:
+        msg = f"q5_policy with these settings is not a configuration the pool accepts ({str(e)[:120]})"
+        return [Check(False, msg, 2), Check(False, "", 3)]
+    runs = evaluate(v, pol, hidden_seeds(v.student, v.seed))
+    latency = sum(x for x, _ in runs) >= MAJORITY
+    both = sum(y for _, y in runs) >= MAJORITY
+    return [
+        Check(latency, "" if latency else "on most unseen seeds the interactive p99 wait missed its target", 2),
+        Check(both, "" if both else "on most unseen seeds the run did not meet the p99 target and the batch "
+              "target together", 3),
+    ]

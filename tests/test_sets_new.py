@@ -1,0 +1,195 @@
+"""Exercise sets 06, 10, 11 and the capstone (12): variants, answers, capstone feasibility.
+
+Fast checks, in-process: the solution code of each master is executed for a few student
+identifiers and judged with the set's answer key (the sandboxed grader is exercised in
+``tests/test_exercises.py``). The capstone's feasibility over many identifiers is checked
+against its calibration (``solutions/12_capstone/reference.json``) and by simulating the
+reference configuration on the hidden seeds of sample students.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import re
+import sys
+
+import pytest
+
+import lanes
+from lanes.exercises.forms import to_plain
+from lanes.exercises.judge import grade_answers, load_key
+from lanes.exercises.registry import get_set
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+SETS = ("06_inside_the_lane", "10_where_it_breaks", "11_measured_gpu", "12_capstone")
+STUDENTS = ("", "alice", "zhang.wei")
+
+pytestmark = pytest.mark.skipif(not SOLUTIONS.is_dir(), reason="needs the instructor's solutions/")
+
+
+def _master(slug: str) -> dict:
+    return json.loads((SOLUTIONS / slug / f"{slug}.ipynb").read_text())
+
+
+_ANSWERS: dict[tuple[str, str], dict] = {}
+
+
+def solution_answers(slug: str, student: str) -> dict:
+    """Run the master's code cells (solutions filled in) for ``student``; its answers as plain values."""
+    if (slug, student) not in _ANSWERS:
+        env: dict = {}
+        for cell in _master(slug)["cells"]:
+            src = "".join(cell["source"])
+            if cell["cell_type"] != "code" or "BEGIN TEST CONFIG" in src:
+                continue
+            src = re.sub(r'^STUDENT = ""', f"STUDENT = {student!r}", src, flags=re.M)
+            exec(compile(src, f"<{slug} master>", "exec"), env)
+        _ANSWERS[slug, student] = {v: to_plain(env[v]) for v in get_set(slug).variables}
+    return _ANSWERS[slug, student]
+
+
+def judge(slug: str, answers: dict, student: str) -> dict:
+    return grade_answers(get_set(slug), load_key(SOLUTIONS, slug), student, {"answers": answers})
+
+
+def options(slug: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(question, [(letter, text), ...]) for every multiple-choice prompt of a master."""
+    out = []
+    for cell in _master(slug)["cells"]:
+        src = "".join(cell["source"])
+        found = re.findall(r"^- \*\*\((\w)\)\*\* (.*)$", src, re.M)
+        if found:
+            out.append((re.match(r"\*\*(q\d+)\*\*", src).group(1), found))
+    return out
+
+
+class TestNewSets:
+    @pytest.mark.parametrize("slug", SETS)
+    def test_registered_with_questions_and_variants(self, slug):
+        spec = get_set(slug)
+        assert 4 <= len(spec.questions) <= 6
+        drawn = {spec.variant(s).params for s in ("a", "b", "c", "d", "e")}
+        assert len(drawn) >= 4, f"{slug}: five identifiers should give (nearly) five variants"
+
+    @pytest.mark.parametrize("slug", SETS)
+    def test_solution_scores_full_marks_in_process(self, slug):
+        for student in STUDENTS[1:2]:  # the sandboxed grader's test covers three identifiers
+            result = judge(slug, solution_answers(slug, student), student)
+            lost = {q: r["messages"] for q, r in result.items() if r["score"] != r["possible"]}
+            assert not lost, f"{slug} as {student!r}: {lost}"
+
+    @pytest.mark.parametrize("slug", SETS[:3])
+    def test_numeric_answers_differ_between_students(self, slug):
+        spec = get_set(slug)
+        numeric = [v for q in spec.questions for v, f in q.answers if type(f).__name__ in ("Int", "Float")]
+        for var in numeric:
+            values = {json.dumps(solution_answers(slug, s)[var]) for s in STUDENTS}
+            assert len(values) >= 2, f"{slug}: {var} is the same for {STUDENTS}"
+
+    @pytest.mark.parametrize("slug", SETS[:3])
+    def test_a_classmates_answers_lose_points(self, slug):
+        copied = solution_answers(slug, "alice")
+        result = judge(slug, copied, "zhang.wei")
+        assert sum(r["score"] for r in result.values()) < get_set(slug).possible / 2
+
+    @pytest.mark.parametrize("slug", SETS)
+    def test_choice_options_alike_and_right_one_not_longest(self, slug):
+        key = load_key(SOLUTIONS, slug)
+        for q, opts in options(slug):
+            assert [letter for letter, _ in opts] == list("abcd")
+            lengths = {letter: len(text) for letter, text in opts}
+            right = next(letter for letter in "abcd" if getattr(key, q)({f"{q}_choice": letter}, None).ok)
+            assert lengths[right] < max(lengths.values()), f"{slug} {q}: the right option is the longest"
+            assert max(lengths.values()) <= 1.25 * min(lengths.values()), f"{slug} {q}: option lengths differ a lot"
+
+
+# ---------------------------------------------------------------------------
+# The capstone
+
+CAPSTONE = "12_capstone"
+
+
+def _reference() -> list[dict]:
+    return json.loads((SOLUTIONS / CAPSTONE / "reference.json").read_text())
+
+
+def _calibrate_module():
+    spec = importlib.util.spec_from_file_location("capstone_calibrate", SOLUTIONS / CAPSTONE / "calibrate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _config(spec: str, **ext) -> dict:
+    return {"q5_policy": spec, "q5_floor": ext.get("floor", 0), "q5_aging_s": ext.get("aging_s", -1),
+            "q5_victim": ext.get("victim", "youngest"), "q5_min_run_s": ext.get("min_run_s", 0)}
+
+
+class TestCapstone:
+    def test_family_is_the_calibrated_one(self):
+        from lanes.exercises.sets import set_12
+
+        cal = _calibrate_module()
+        ref = _reference()
+        assert len(set_12.FAMILY) == len(ref) == len(cal.members())
+        assert (set_12.HOURS, set_12.BACKLOG) == (cal.HOURS, cal.BACKLOG)
+        for row, m, r in zip(set_12.FAMILY, cal.members(), ref):
+            slots, inter, batch, trough, peak, cost, p99_target, batch_target = row
+            assert (slots, inter, batch, trough, peak, cost, p99_target) == (
+                m["slots"], m["inter_service_s"], m["batch_service_s"], m["trough_rate"], m["peak_rate"],
+                m["preempt_cost_s"], m["p99_target_s"])
+            assert batch_target == r["batch_target"]
+
+    def test_every_member_has_a_feasible_reference_with_margin(self):
+        for r in _reference():
+            ref = r["reference"]
+            assert ref["p99_ok"] >= 11, r
+            assert r["batch_target"] <= 0.97 * ref["q10"], r
+
+    def test_untuned_answers_fall_short_of_the_batch_target(self):
+        for r in _reference():
+            for spec in (f"reserve:{r['slots'] // 3}", "preempt"):
+                assert r["trivial_batch"][spec] < r["batch_target"], f"{spec} reaches the batch target in {r}"
+
+    def test_many_identifiers_get_a_member_and_unseen_seeds(self):
+        spec = get_set(CAPSTONE)
+        key = load_key(SOLUTIONS, CAPSTONE)
+        from lanes.exercises.sets import set_12
+
+        seen = set()
+        for i in range(300):
+            v = spec.variant(f"student{i:03d}")
+            seen.add(v.scenario_id)
+            assert set_12.FAMILY[v.scenario_id][6:] == (v.p99_target_s, v.batch_target)
+            hidden = key.hidden_seeds(v.student, v.seed)
+            assert len(set(hidden)) == key.HIDDEN_SEEDS
+            assert not set(hidden) & {v.seed + k for k in range(key.NEXT_SEEDS + 1)}
+        assert seen == set(range(len(set_12.FAMILY)))
+
+    def test_hidden_seeds_depend_on_the_identifier(self):
+        key = load_key(SOLUTIONS, CAPSTONE)
+        assert key.hidden_seeds("alice", 1) != key.hidden_seeds("bob", 1)
+        assert key.SECRET not in (ROOT / "lanes" / "exercises" / "sets" / "set_12.py").read_text()
+
+    @pytest.mark.parametrize("student", ["alice", "student042"])
+    def test_reference_configuration_scores_full_on_hidden_seeds(self, student):
+        v = get_set(CAPSTONE).variant(student)
+        ref = _reference()[v.scenario_id]["reference"]
+        result = judge(CAPSTONE, {**solution_answers(CAPSTONE, ""), **_config(ref["spec"], **ref["ext"])}, student)
+        assert result["q5"]["score"] == result["q5"]["possible"], result["q5"]
+
+    def test_safe_but_wasteful_answers_lose_the_throughput_points(self):
+        v = get_set(CAPSTONE).variant("bob")
+        base = solution_answers(CAPSTONE, "")
+        huge = judge(CAPSTONE, {**base, **_config(f"reserve:{v.slots // 3}")}, "bob")["q5"]
+        assert huge["score"] == 2, huge  # latency met, batch target missed
+        greedy = judge(CAPSTONE, {**base, **_config("priority")}, "bob")["q5"]
+        assert greedy["score"] == 0, greedy
+
+    def test_a_configuration_the_pool_refuses_scores_zero(self):
+        v = get_set(CAPSTONE).variant("bob")
+        bad = judge(CAPSTONE, {**solution_answers(CAPSTONE, ""), **_config(f"reserve:{v.slots + 1}")}, "bob")
+        assert bad["q5"]["score"] == 0 and bad["q5"]["messages"]
