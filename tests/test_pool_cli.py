@@ -99,15 +99,23 @@ class TestErrors:
 
 
 class TestLightImports:
+    @staticmethod
+    def _imported_by_the_command(*args: str) -> set[str]:
+        """Every module ``python -m lanes ...`` imports, read from ``-X importtime``."""
+        out = subprocess.run([sys.executable, "-X", "importtime", "-m", "lanes", *args], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+
     def test_cli_path_imports_no_heavy_library(self):
-        code = (
-            "import sys, runpy; sys.argv = ['lanes', 'table', '--hours', '0.1'];\n"
-            "try:\n    runpy.run_module('lanes', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "heavy = sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'ipywidgets') if m in sys.modules)\n"
-            "print('HEAVY', heavy)"
-        )
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+        modules = self._imported_by_the_command("table", "--hours", "0.1")
+        assert "lanes.pool.engine" in modules  # the scan sees the package's own imports
+        assert not {m.split(".")[0] for m in modules} & {"numpy", "pandas", "matplotlib", "ipywidgets"}
+
+    def test_table_imports_neither_other_parts_nor_json(self):
+        modules = self._imported_by_the_command("table", "--hours", "0.1")
+        assert not {m for m in modules if m.startswith(("lanes.engine", "lanes.lane"))}
+        assert "json" not in modules
 
     def test_import_lanes_is_light(self):
         code = "import sys, lanes; lanes.simulate; print(sorted(m for m in ('numpy','pandas','matplotlib','ipywidgets') if m in sys.modules))"
