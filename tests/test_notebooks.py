@@ -103,7 +103,7 @@ CHAIN_FIGURES = {
     "littles_law": [r"7\.975 s", r"79\.75", r"74\.75", r"2,990"],
     "kv_in_flight": [r"43\.1 GB", r"\b37 req"],
     "goodput": [r"9\.9 ms", r"6,450", r"15\.1 ms", r"8,505"],
-    "swap_vs_recompute": [r"5\.2 us", r"34\.7 us", r"7\.6 GB/s"],
+    "swap_vs_recompute": [r"5\.2 us", r"34\.65 us", r"7\.6 GB/s"],
     "hol_blocking": [r"1\.80 s", r"0\.27 s", r"0\.16 s", r"1\.78 s", r"0\.41 s"],
     "p99_knee": [r"0\.69", r"\b11\b", r"\b4\b"],
     "long_prompt": [r"= 266 ms", r"= 35 ms", r"= 301 ms", r"= 70 ms", r"= 13\b"],
