@@ -307,7 +307,11 @@ def test_gradebook_has_a_row_per_student_and_a_column_per_question(class_run):
 
 
 def _default_answers() -> dict[str, dict]:
-    """Every set's answers for the default variant, by running its solution code here."""
+    """Every set's answers for the default variant, by running its solution code here.
+
+    Open-ended questions (``Question.open_ended``: a design choice judged by a scoring
+    function, such as the capstone's configuration) have no single answer and are left out.
+    """
     assign = _assign_module()
     out = {}
     for master in MASTERS:
@@ -316,7 +320,7 @@ def _default_answers() -> dict[str, dict]:
             if cell.cell_type == "code":
                 exec(compile(cell.source, f"<{master.stem}>", "exec"), ns)
         spec = get_set(master.stem)
-        out[master.stem] = {v: to_plain(ns[v]) for v in spec.variables}
+        out[master.stem] = {v: to_plain(ns[v]) for q in spec.questions if not q.open_ended for v, _ in q.answers}
     return out
 
 

@@ -24,11 +24,16 @@ class Question:
         Points the question is worth.
     answers : tuple of (str, Form)
         The notebook variables the question reads, and the form each must have.
+    open_ended : bool
+        True when many answers are right and the key judges the one given (a design choice
+        such as the capstone's configuration) rather than comparing it with one value. Such
+        answers are not scanned against the chapters' outputs.
     """
 
     name: str
     points: float
     answers: tuple
+    open_ended: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.answers, dict):
