@@ -293,13 +293,18 @@ class ArrivalStream:
     arrival_tick: tuple[int, ...]
     inter_service_s: tuple[int, ...]
     arrived_by: tuple[int, ...]
-    zero_wait_end: tuple[int, ...]
     zero_wait_ends_at: tuple[int, ...]
 
     @property
     def n_arrivals(self) -> int:
         """Interactive requests that arrive in the window."""
         return len(self.arrival_tick)
+
+    @cached_property
+    def zero_wait_end(self) -> tuple[int, ...]:
+        """``arrival_tick + inter_service_s`` per arrival: the tick its slot frees
+        if it is admitted the moment it arrives (computed on first use)."""
+        return tuple(map(add, self.arrival_tick, self.inter_service_s))
 
     @cached_property
     def total_service_s(self) -> int:
@@ -361,12 +366,11 @@ def _draw(
     draw = _draw_with_words if _WORDS_OK else _draw_with_calls
     backlog, counts, service = draw(rng, rates, n_backlog, batch_service_s, inter_service_s)
     when = tuple(chain.from_iterable(map(repeat, range(ticks), counts)))
-    zero_wait_end = tuple(map(add, when, service))
     ends_at = [0] * (ticks + inter_service_s[1] + 1)
-    for end, n in Counter(zero_wait_end).items():
+    for end, n in Counter(map(add, when, service)).items():
         ends_at[end] = n
     return ArrivalStream(
-        tuple(backlog), when, tuple(service), tuple(accumulate(counts)), zero_wait_end, tuple(ends_at)
+        tuple(backlog), when, tuple(service), tuple(accumulate(counts)), tuple(ends_at)
     )
 
 

@@ -207,7 +207,7 @@ class _Run:
         sc, stream = self.scenario, self.stream
         T, headroom = sc.ticks, self.pol.reserve
         service, arrival = stream.inter_service_s, stream.arrival_tick
-        arrived_by, zero_wait_end = stream.arrived_by, stream.zero_wait_end
+        arrived_by = stream.arrived_by
         backlog = stream.batch_service_s
         n_backlog = len(backlog)
         ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
@@ -258,7 +258,7 @@ class _Run:
                     next_job = stop
             if prebook and head < arrived:  # this tick's arrivals still waiting
                 for j in range(head if head > fresh else fresh, arrived):
-                    ends[zero_wait_end[j]] -= 1
+                    ends[arrival[j] + service[j]] -= 1  # its pre-booked release
             fresh = arrived
 
         self.batch_busy = batch_busy
@@ -281,7 +281,7 @@ class _Run:
         sc, stream = self.scenario, self.stream
         T, headroom, cost = sc.ticks, self.pol.reserve, sc.preempt_cost_s
         service, arrival = stream.inter_service_s, stream.arrival_tick
-        arrived_by, zero_wait_end = stream.arrived_by, stream.zero_wait_end
+        arrived_by = stream.arrived_by
         backlog = stream.batch_service_s
         n_backlog = len(backlog)
         ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
@@ -349,7 +349,7 @@ class _Run:
                     n_batch += len(group)
             if head < arrived:  # 5. this tick's arrivals still waiting
                 for j in range(head if head > fresh else fresh, arrived):
-                    ends[zero_wait_end[j]] -= 1
+                    ends[arrival[j] + service[j]] -= 1  # its pre-booked release
             fresh = arrived
 
         self.preempted = preempted
@@ -440,7 +440,7 @@ class _Run:
         sc, pol, stream = self.scenario, self.pol, self.stream
         T, slots, cost = sc.ticks, sc.slots, sc.preempt_cost_s
         service, arrival = stream.inter_service_s, stream.arrival_tick
-        arrived_by, zero_wait_end = stream.arrived_by, stream.zero_wait_end
+        arrived_by = stream.arrived_by
         backlog = stream.batch_service_s
         n_backlog = len(backlog)
         ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
@@ -554,7 +554,7 @@ class _Run:
             # 5. This tick's arrivals still waiting will not end where pre-booked.
             if prebook and head < arrived:
                 for j in range(head if head > fresh else fresh, arrived):
-                    ends[zero_wait_end[j]] -= 1
+                    ends[arrival[j] + service[j]] -= 1  # its pre-booked release
             fresh = arrived
 
         self.batch_busy = batch_busy
