@@ -136,7 +136,9 @@ class TestChunking:
         assert per_seed_short.max() < per_seed_long.min()
 
     def test_same_latency_more_work_at_the_common_r(self, grid, text):
-        common = sweep_seeds([f"reserve:{text['r_short_all']}"], SEEDS, SHORT, metrics=["p99_s", "util"])
+        common = sweep_seeds([f"reserve:{text['r_short_all']}"], SEEDS, SHORT,
+                             metrics=["p99_s", "util", "preempted"])
+        assert (common.preempted == 0).all()  # no eviction needed
         long_util = grid[grid.reserve == text["r_all"]].util
         assert common.p99_s.max() == text["p99_short_max"] <= TARGET_S
         assert common.util.min() == pytest.approx(text["util_short_low"])
