@@ -189,6 +189,13 @@ class TestCapstone:
         greedy = judge(CAPSTONE, {**base, **_config("priority")}, "bob")["q5"]
         assert greedy["score"] == 0, greedy
 
+    @pytest.mark.parametrize("spec, floor", [("fifo", 0), ("hybrid:4", "all")])
+    def test_starving_interactive_work_scores_zero(self, spec, floor):
+        # no interactive request is ever admitted: the p99 over admitted requests is -1 s
+        v = get_set(CAPSTONE).variant("bob")
+        answers = {**solution_answers(CAPSTONE, ""), **_config(spec, floor=v.slots if floor == "all" else floor)}
+        assert judge(CAPSTONE, answers, "bob")["q5"]["score"] == 0
+
     def test_a_configuration_the_pool_refuses_scores_zero(self):
         v = get_set(CAPSTONE).variant("bob")
         bad = judge(CAPSTONE, {**solution_answers(CAPSTONE, ""), **_config(f"reserve:{v.slots + 1}")}, "bob")

@@ -77,12 +77,26 @@ def policy_from(a, slots):
     return pol
 
 
+#: Interactive requests a run may leave unadmitted at its end (a fraction of arrivals).
+UNADMITTED_SHARE = 0.005
+
+
+def latency_met(result, target_s):
+    """The p99 wait of admitted requests within ``target_s``, and (nearly) every arrival admitted.
+
+    A policy that never admits an interactive request (fifo behind a backlog, a floor of
+    every slot) reports a p99 of -1 s over no requests; it does not meet the target.
+    """
+    left = result.n_arrivals - result.n_interactive
+    return 0 <= result.p99_s <= target_s and left <= UNADMITTED_SHARE * result.n_arrivals
+
+
 def evaluate(v, pol, seeds):
     """(p99 met, both targets met) per seed."""
     out = []
     for seed in seeds:
         r = lanes.simulate(scenario(v, seed), pol)
-        latency = r.p99_s <= v.p99_target_s
+        latency = latency_met(r, v.p99_target_s)
         out.append((latency, latency and r.batch_done >= v.batch_target))
     return out
 
