@@ -45,6 +45,7 @@ def test_every_glued_name_in_the_text_is_computed(text):
 
 
 def test_setting(text):
+    assert SC.seed == 3  # the text calls the anchor draw 'seed 3'
     assert (text["backlog"], text["batch_lo"], text["batch_hi"]) == (SC.backlog, *SC.batch_service_s)
     assert text["late_after"] == lanes.LATE_AFTER_S == 2
     budget = littles.slot_budget(SC.slots, SC.trough_rate, SC.peak_rate, 8)

@@ -53,6 +53,7 @@ def test_every_glued_name_in_the_text_is_computed(text):
 
 
 def test_target_and_seeds(text):
+    assert SC.seed == 3  # the text calls the anchor draw 'seed 3'
     assert text["target_s"] == TARGET_S and text["n_seeds"] == len(SEEDS) >= 10
 
 
