@@ -121,6 +121,7 @@ class TestWhenUsersWait:
     def test_batch_holds_almost_every_slot_at_the_start(self, anchor, text):
         r = anchor["priority"]
         assert r.busy_batch[0] == text["batch_at_start"] and r.busy_batch[0] >= SC.slots - 5
+        assert r.batch_done_by(SC.batch_service_s[0]) == 0  # nothing ends before the shortest job
         assert text["slots"] == SC.slots
 
 
