@@ -20,7 +20,7 @@ SPEC = SetSpec(
     questions=(
         Question("q1", 3, {"q1_best_policy": Str(tuple(DEFAULT_POLICIES))}),
         Question("q2", 2, {"q2_batch_done": Int(lo=0)}),
-        Question("q3", 2, {"q3_recompute_share": Float(lo=0, hi=1)}),
+        Question("q3", 2, {"q3_recompute_h": Float(lo=0)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
     ),
     default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3131},
