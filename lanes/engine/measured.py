@@ -25,6 +25,8 @@ ceilings(records) -> dict
     ``copy_bytes_per_s`` and ``matmul_flops_per_s`` measured by the file.
 eager_floor_s(records) -> float
     Median step time of the decode rows launched kernel by kernel.
+weight_bytes_per_s(records) -> float
+    Weight-streaming rate: the GEMV ablation row (else the copy ceiling).
 fit_step_model(records=None) -> StepModel
     Least-squares fit of :class:`lanes.engine.calibration.StepModel` (numpy
     imported inside).  On the shipped file it reproduces the stored
@@ -33,7 +35,9 @@ hardware_from_file(path=None, name="measured") -> Hardware
     A hardware profile whose step costs come from the fit of ``path``; pass it
     wherever a hardware name is accepted (chains, step simulator).
 residuals(step_model=None, records=None) -> list[Residual]
-    Measured against predicted time for every decode and prefill row.
+    Measured against predicted time for every decode and prefill row
+    (``Residual``: kind, batch, context, chunk, prior, measured_s,
+    predicted_s, in_fit, and the property ``error`` = predicted/measured - 1).
 leave_one_out(records=None) -> list[Residual]
     The same, each row predicted by a fit made without it.
 compare(records=None, hardware="h200", mfu=0.5, step_model=None) -> list[dict]
