@@ -52,7 +52,7 @@ SPEC = SetSpec(
     default={
         "slots": 10, "service_s": (0.4, 1.4), "deadline_s": 6.0,
         "base_rate_per_s": 8.0, "surge_rate_per_s": 18.0, "surge_s": (60.0, 210.0),
-        "steady_rate_per_s": 3.3, "flood_rate_per_s": 40.0, "seed": 6062,
+        "steady_rate_per_s": 3.3, "flood_rate_per_s": 40.0, "seed": 6063,
         "pool_slots": 80, "headroom_slots": 12, "item_s": 450.0, "job_deadline_h": 28,
         "job_items": job_items(80, 12, 450.0, 28, 1.5), "safety": 0.9,
     },

@@ -34,7 +34,7 @@ SPEC = SetSpec(
     ),
     default={
         "hardware": "h200", "memory_fraction": 0.85, "block_tokens": 32,
-        "chat_rate_per_s": 5.0, "chat_tokens": 2500, "batch_tokens": 40_000, "kv_seed": 2020,
+        "chat_rate_per_s": 5.0, "chat_tokens": 2500, "batch_tokens": 40_000, "kv_seed": 4041,
         "prompt_tokens": 24_576, "decoders": 48, "decoder_context_tokens": 4096, "budget_tokens": 1024,
         "scattered_gb_per_s": 2.75, "mfu": 0.45,
     },

@@ -86,6 +86,6 @@ SPEC = SetSpec(
             "q5_min_run_s": Int(lo=0),
         }),
     ),
-    default=_params(13, 1212),
+    default=_params(12, 1212),
     draw=draw,
 )
