@@ -22,7 +22,10 @@ A :class:`LanePolicy` chooses the overload behaviour, one rule at a time:
   ``overload_after_s`` (Maurer, "Fail at Scale", 2015).  ``queue_timeout_s``
   is the CoDel-style companion: while overloaded, a request that has waited
   longer than this is dropped at dequeue; while not overloaded, the limit is
-  ``overload_after_s``.
+  ``overload_after_s``.  That second limit never actually drops anything: a
+  queue that was empty less than ``overload_after_s`` ago holds no request
+  that has waited that long.  Nothing forces ``queue_timeout_s`` to be the
+  shorter of the two (in chapter 6 it is the longer).
 
 The run is deterministic for a given ``seed``: arrivals and service times are
 drawn from one ``random.Random(seed)`` before the queue rule is applied, so
@@ -289,6 +292,8 @@ class LaneResult:
         Every request, in arrival order.
     queue_len_t_s, queue_len : tuple
         The queue length sampled once per second: times (s) and lengths.
+    queue_len_by_tenant : dict of str to tuple of int
+        The same samples split by tenant: requests of each tenant waiting.
     """
 
     scenario: LaneScenario
@@ -296,6 +301,7 @@ class LaneResult:
     records: tuple[LaneRecord, ...]
     queue_len_t_s: tuple[float, ...]
     queue_len: tuple[int, ...]
+    queue_len_by_tenant: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def _of(self, tenant: str | None) -> list[LaneRecord]:
         return [r for r in self.records if tenant is None or r.tenant == tenant]
@@ -308,6 +314,14 @@ class LaneResult:
     def latency_quantile_s(self, q: float, tenant: str | None = None) -> float:
         """Quantile ``q`` of arrival-to-answer time over answered requests, on time or late (s)."""
         return _quantile([r.latency_s for r in self._of(tenant) if r.latency_s is not None], q)
+
+    def wait_quantile_s(self, q: float, tenant: str | None = None) -> float:
+        """Quantile ``q`` of the queue wait over requests that started (s).
+
+        The wait is the lane's share of a request's time to first token:
+        whatever the prefill costs comes on top of it.
+        """
+        return _quantile([r.wait_s for r in self._of(tenant) if r.wait_s is not None], q)
 
     def goodput_per_s(self, tenant: str | None = None) -> float:
         """Requests answered within their deadline, per second of the run."""
@@ -419,6 +433,7 @@ def simulate_lane(scenario: LaneScenario | None = None, policy: LanePolicy | Non
     last_empty_s = 0.0
     samples_t: list[float] = []
     samples_q: list[int] = []
+    samples_by: list[list[int]] = [[] for _ in range(n_t)]
     next_sample = 0.0
 
     def queued() -> int:
@@ -478,6 +493,15 @@ def simulate_lane(scenario: LaneScenario | None = None, policy: LanePolicy | Non
             complete_until(next_sample)
             samples_t.append(next_sample)
             samples_q.append(queued())
+            if pol.fair_share:
+                for i in range(n_t):
+                    samples_by[i].append(len(queues[i]))
+            else:
+                counts = [0] * n_t
+                for k in queues[0]:
+                    counts[arrivals[k][1]] += 1
+                for i in range(n_t):
+                    samples_by[i].append(counts[i])
             next_sample += 1.0
 
     for k, (t_arr, ti, _svc) in enumerate(arrivals):
@@ -510,7 +534,14 @@ def simulate_lane(scenario: LaneScenario | None = None, policy: LanePolicy | Non
         )
         for k, (t_arr, ti, svc) in enumerate(arrivals)
     )
-    return LaneResult(scenario=sc, policy=pol, records=records, queue_len_t_s=tuple(samples_t), queue_len=tuple(samples_q))
+    return LaneResult(
+        scenario=sc,
+        policy=pol,
+        records=records,
+        queue_len_t_s=tuple(samples_t),
+        queue_len=tuple(samples_q),
+        queue_len_by_tenant={name: tuple(samples_by[i]) for i, name in enumerate(names)},
+    )
 
 
 def compare_policies(scenario: LaneScenario, policies: Sequence[LanePolicy], tenant: str | None = None):

@@ -1,0 +1,148 @@
+"""Every claim chapter 5 (starvation and aging) makes, computed with ``lanes``.
+
+The designs and seeds are the notebook's: the anchor scenario on the ten seeds
+of :data:`lanes.pool.sweep.SEEDS`, a promise of 5,000 batch jobs within the
+six-hour window.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import lanes
+from lanes.pool.sweep import SEEDS
+
+SC = lanes.Scenario()
+TARGET_JOBS = 5_000
+DEADLINE_S = SC.ticks
+HOUR = 3600
+LATER_S = 2 * HOUR
+DESIGNS = {
+    "priority": lanes.parse_policy("priority"),
+    "reserve:8": lanes.parse_policy("reserve:8"),
+    "reserve:16": lanes.parse_policy("reserve:16"),
+    "preempt": lanes.parse_policy("preempt"),
+    "preempt, floor 24": lanes.parse_policy("preempt", floor=24),
+    "preempt, aging 1 h": lanes.parse_policy("preempt", aging_s=HOUR),
+    "hybrid:8": lanes.parse_policy("hybrid:8"),
+    "hybrid:8, aging 1 h": lanes.parse_policy("hybrid:8", aging_s=HOUR),
+}
+AGING = ("preempt, aging 1 h", "hybrid:8, aging 1 h")
+LATER = ("priority", "preempt, aging 1 h", "reserve:8", "hybrid:8, aging 1 h")
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    """Per design, a list of per-seed summaries (dicts)."""
+    out: dict[str, list[dict]] = {name: [] for name in DESIGNS}
+    pols = [p.with_(spec=name) for name, p in DESIGNS.items()]
+    for s in SEEDS:
+        for r in lanes.run_table(SC.with_(seed=s), pols):
+            ticks = r.preempted_per_tick
+            last = next((t for t in range(len(ticks) - 1, -1, -1) if ticks[t]), None)
+            out[r.policy.spec].append({
+                "p99": r.p99_s,
+                "batch": r.batch_done_by(DEADLINE_S),
+                "evictions": r.preempted,
+                "last_eviction_s": last,
+                "later_p99": r.window(LATER_S, SC.ticks)["p99"] if r.policy.spec in LATER else None,
+            })
+    return out
+
+
+def kept(rows):
+    return sum(r["batch"] >= TARGET_JOBS for r in rows)
+
+
+def col(rows, key):
+    return [r[key] for r in rows]
+
+
+@pytest.fixture(scope="module")
+def base():
+    return lanes.run_table(SC, ["priority", "preempt", "hybrid:8"])
+
+
+def test_anchor_preempt_nearly_stalls_midday_and_misses(base):
+    per_hour = {
+        r.policy.spec: [r.batch_done_by(HOUR * (h + 1)) - r.batch_done_by(HOUR * h) for h in range(int(SC.hours))]
+        for r in base
+    }
+    pre = per_hour["preempt"]
+    assert min(pre) * 3 < max(pre)
+    assert pre.index(min(pre)) in (2, 3)  # the middle of the day
+    for spec, hours in per_hour.items():
+        assert min(hours) in (hours[2], hours[3]), spec  # every policy slows at midday
+    assert base["preempt"].batch_done < TARGET_JOBS
+    assert base["priority"].batch_done >= TARGET_JOBS and base["hybrid:8"].batch_done >= TARGET_JOBS
+
+
+def test_promise_across_seeds(seeds):
+    n = len(SEEDS)
+    assert kept(seeds["preempt"]) == 0
+    assert kept(seeds["hybrid:8"]) == n
+    assert kept(seeds["priority"]) == n
+    assert kept(seeds["reserve:16"]) == 0
+    assert min(col(seeds["priority"], "p99")) > 2  # priority keeps it by making users wait
+
+
+@pytest.fixture(scope="module")
+def floors():
+    values = [0, 8, 16, 24, 32]
+    runs = lanes.run_table(SC, [lanes.parse_policy("preempt", floor=f) for f in values])
+    return dict(zip(values, runs))
+
+
+def test_floor_sweep_on_the_anchor_seed(floors):
+    mid = SC.ticks // 2
+    assert max(floors[f].p99_s for f in (8, 16)) <= 2
+    peak32 = floors[32].window(mid - HOUR // 2, mid + HOUR // 2)["p99"]
+    assert peak32 > 120  # minutes
+    assert max(floors[0].busy_interactive) > SC.slots - 32
+
+
+def test_floor_24_spread_and_promise(seeds):
+    p99 = col(seeds["preempt, floor 24"], "p99")
+    assert max(p99) >= 3 * min(p99)  # wide spread across days
+    assert kept(seeds["preempt, floor 24"]) == 0
+    assert set(col(seeds["preempt"], "p99")) == {0}
+
+
+def test_aging_turns_preemption_off_after_aging_s(seeds):
+    aged = lanes.simulate(SC, "preempt", aging_s=HOUR)
+    assert sum(aged.preempted_per_tick[LATER_S:]) == 0
+    assert sum(aged.preempted_per_tick[HOUR:]) > 0  # stragglers just after the limit
+    for name in AGING:
+        for row in seeds[name]:
+            assert HOUR < row["last_eviction_s"] <= HOUR + 10 * 60, name
+    for row in seeds["preempt"]:  # without aging, evictions go on to the end of the day
+        assert row["last_eviction_s"] > SC.ticks - 60
+
+
+def test_aging_matches_the_plain_policy_until_aging_s():
+    pairs = [("preempt", {}), ("hybrid:8", {})]
+    for spec, _ in pairs:
+        plain = lanes.simulate(SC, spec)
+        aged = lanes.simulate(SC, spec, aging_s=HOUR)
+        assert aged.batch_done_by(HOUR) == plain.batch_done_by(HOUR)
+        assert aged.batch_done > plain.batch_done
+
+
+def test_after_aging_users_wait_as_without_preemption(seeds):
+    later = {name: col(seeds[name], "later_p99") for name in LATER}
+    assert min(later["preempt, aging 1 h"]) >= 10 and min(later["priority"]) >= 10  # tens of seconds
+    lo, hi = min(later["preempt, aging 1 h"]), max(later["preempt, aging 1 h"])
+    assert lo <= max(later["priority"]) and min(later["priority"]) <= hi  # the ranges overlap
+    lo, hi = min(later["hybrid:8, aging 1 h"]), max(later["hybrid:8, aging 1 h"])
+    assert lo <= max(later["reserve:8"]) and min(later["reserve:8"]) <= hi
+    assert max(later["hybrid:8, aging 1 h"]) < min(later["priority"])
+
+
+def test_report_only_hybrid_gives_zero_wait_and_keeps_the_promise(seeds):
+    n = len(SEEDS)
+    both = [name for name, rows in seeds.items() if max(col(rows, "p99")) == 0 and kept(rows) == n]
+    assert both == ["hybrid:8"]
+    for name in ("priority", *AGING):
+        assert kept(seeds[name]) == n and min(col(seeds[name], "p99")) > 0
+    assert max(col(seeds["reserve:16"], "p99")) <= 3 and kept(seeds["reserve:16"]) == 0
+    assert kept(seeds["preempt"]) == 0 and kept(seeds["preempt, floor 24"]) == 0
