@@ -130,7 +130,7 @@ class TestEngineLoops:
         scenario, policy = run
         if policy.kind == "fifo":
             return
-        lean = "evicting" if policy.preempts else "headroom"
+        lean = "evicting" if policy.preempts else "priority" if policy.kind == "priority" else "headroom"
         assert self._buckets(scenario, policy, lean) == self._buckets(scenario, policy, "general")
 
     def test_the_anchor_preempt_rows_take_the_batch_only_loop(self):

@@ -93,8 +93,10 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
             run.evicting_batch_only()  # preempt and hybrid:R when no request ever waits
         elif pol.preempts:
             run.evicting()  # preempt and hybrid:R
+        elif pol.kind == "priority":
+            run.priority()
         else:
-            run.headroom()  # priority and reserve:R
+            run.headroom()  # reserve:R
     finally:
         if collecting:
             gc.enable()
@@ -192,27 +194,67 @@ class _Run:
                 head = stop
 
     # --- priority and reserve:R -------------------------------------------------------
-    def headroom(self) -> None:
-        """Interactive requests first; batch starts only while more than ``headroom`` slots stay free.
+    def priority(self) -> None:
+        """Interactive requests first, batch in whatever is left; nothing is evicted.
 
-        ``priority`` is ``reserve:0``.  Nothing is ever evicted and there is no
-        floor, so a tick is three steps: free the slots that end now; give free
-        slots to waiting requests, oldest first; start backlog jobs in what is
-        left above the headroom.  A tick whose pool stays full skips the last
-        two.  With pre-booking, a request admitted the tick it arrives costs
-        nothing here (its release is already in ``ends``); one that waits
-        costs two steps: its pre-booked release is taken back at the end of
-        its arrival tick, and booked again when it gets a slot.
+        Nothing is ever evicted and there is no floor, so a tick is three
+        steps: free the slots that end now; give free slots to waiting
+        requests, oldest first; start backlog jobs in the rest.  Under strict
+        priority most requests wait, so each one's release is booked when it
+        gets its slot (pre-booking would cost two steps per request).
         """
         sc, stream = self.scenario, self.stream
-        T, headroom = sc.ticks, self.pol.reserve
-        service, arrival = stream.inter_service_s, stream.arrival_tick
-        arrived_by = stream.arrived_by
+        T = sc.ticks
+        service, arrival, arrived_by = stream.inter_service_s, stream.arrival_tick, stream.arrived_by
         backlog = stream.batch_service_s
         n_backlog = len(backlog)
         ends, batch_end, wait_count = self.ends, self.batch_end, self.wait_count
         inter_start, batch_start = self.inter_start, self.batch_start
-        prebook = self.prebook
+        free = sc.slots
+        head = 0  # next request to admit: all before it have slots (or are done)
+        next_job = 0  # next backlog job to start
+        batch_busy = 0
+
+        for t in range(T):
+            free += ends[t]  # 1. slots whose time is up
+            if free:  # a full pool skips steps 2 and 3
+                arrived = arrived_by[t]
+                if arrived > head:  # 2. waiting requests, oldest first
+                    stop = arrived if arrived - head <= free else head + free
+                    for j in range(head, stop):
+                        ends[t + service[j]] += 1
+                        wait_count[t - arrival[j]] += 1
+                    inter_start[t] = stop - head
+                    free -= stop - head
+                    head = stop
+                if free and next_job < n_backlog:  # 3. batch in the rest
+                    stop = next_job + free if next_job + free < n_backlog else n_backlog
+                    batch_busy += self._start_backlog(t, next_job, stop)
+                    free -= stop - next_job
+                    next_job = stop
+
+        self.batch_busy = batch_busy
+        self.batch_queued = n_backlog - next_job
+
+    def headroom(self) -> None:
+        """``reserve:R``: as :meth:`priority`, but batch starts only while more than R slots stay free.
+
+        With headroom almost every request gets a slot the tick it arrives, so
+        the run starts as if all of them do: releases pre-booked in ``ends``,
+        each tick's arrivals counted as admitted with no wait.  A tick where
+        nobody waits then costs three additions.  Only when requests must wait
+        is anything corrected: a request that waits has its pre-booked
+        release and its zero wait taken back, and when it gets its slot, its
+        real release and wait are booked.
+        """
+        sc, stream = self.scenario, self.stream
+        T, headroom = sc.ticks, self.pol.reserve
+        service, arrival, arrived_by = stream.inter_service_s, stream.arrival_tick, stream.arrived_by
+        backlog = stream.batch_service_s
+        n_backlog = len(backlog)
+        ends, wait_count = self.ends, self.wait_count  # ends: pre-booked
+        inter_start = self.inter_start = stream.arrivals_per_tick[:T]  # as if all admitted on arrival
+        wait_count[0] = stream.n_arrivals
         free = sc.slots
         head = 0  # next request to admit: all before it have slots (or are done)
         fresh = 0  # first request that arrived this tick
@@ -222,47 +264,52 @@ class _Run:
         for t in range(T):
             free += ends[t]  # 1. slots whose time is up
             arrived = arrived_by[t]
-            if free:
-                if arrived > head:  # 2. waiting requests, oldest first
-                    stop = arrived if arrived - head <= free else head + free
-                    if not prebook:
-                        for j in range(head, stop):
-                            ends[t + service[j]] += 1
-                            wait_count[t - arrival[j]] += 1
-                    else:
-                        # Requests from earlier ticks waited: book them now.
-                        # This tick's arrivals end where they were pre-booked.
-                        for j in range(head, stop if stop < fresh else fresh):
-                            ends[t + service[j]] += 1
-                            wait_count[t - arrival[j]] += 1
-                        if stop > fresh:
-                            wait_count[0] += stop - (head if head > fresh else fresh)
-                    inter_start[t] = stop - head
-                    free -= stop - head
-                    head = stop
-                if free > headroom and next_job < n_backlog:  # 3. batch above the headroom
-                    stop = next_job + free - headroom
-                    if stop > n_backlog:
-                        stop = n_backlog
-                    for remaining in backlog[next_job:stop]:
-                        end = t + remaining
-                        if end < T:
-                            ends[end] += 1
-                            batch_end[end] += 1
-                            batch_busy += remaining
-                        else:  # ends after the window: counts only its slot time inside it
-                            batch_end[T] += 1
-                            batch_busy += T - t
-                    batch_start[t] = stop - next_job
-                    free -= stop - next_job
-                    next_job = stop
-            if prebook and head < arrived:  # this tick's arrivals still waiting
-                for j in range(head if head > fresh else fresh, arrived):
-                    ends[arrival[j] + service[j]] -= 1  # its pre-booked release
+            if head == fresh and arrived - head <= free:  # 2. nobody waits: as pre-booked
+                free -= arrived - head
+                head = arrived
+            else:  # 2. some wait: oldest first, then correct what was assumed
+                stop = arrived if arrived - head <= free else head + free
+                older = stop if stop < fresh else fresh
+                for j in range(head, older):  # waited since an earlier tick
+                    ends[t + service[j]] += 1
+                    wait_count[t - arrival[j]] += 1
+                if older > head:
+                    inter_start[t] += older - head
+                first_left = stop if stop > fresh else fresh
+                for j in range(first_left, arrived):  # this tick's arrivals left waiting
+                    ends[arrival[j] + service[j]] -= 1  # not where pre-booked
+                inter_start[t] -= arrived - first_left
+                wait_count[0] -= arrived - first_left
+                free -= stop - head
+                head = stop
+            if free > headroom and next_job < n_backlog:  # 3. batch above the headroom
+                stop = next_job + free - headroom
+                if stop > n_backlog:
+                    stop = n_backlog
+                batch_busy += self._start_backlog(t, next_job, stop)
+                free -= stop - next_job
+                next_job = stop
             fresh = arrived
 
         self.batch_busy = batch_busy
         self.batch_queued = n_backlog - next_job
+
+    def _start_backlog(self, t: int, first: int, stop: int) -> int:
+        """Start backlog jobs ``first`` to ``stop - 1`` at tick ``t``; return their slot time inside the window."""
+        T = self.scenario.ticks
+        ends, batch_end = self.ends, self.batch_end
+        busy = 0
+        for remaining in self.stream.batch_service_s[first:stop]:
+            end = t + remaining
+            if end < T:
+                ends[end] += 1
+                batch_end[end] += 1
+                busy += remaining
+            else:  # ends after the window: only its slot time inside it counts
+                batch_end[T] += 1
+                busy += T - t
+        self.batch_start[t] = stop - first
+        return busy
 
     # --- preempt and hybrid:R ----------------------------------------------------------
     def evicting(self) -> None:
