@@ -18,6 +18,13 @@ never looks at a slot that nothing happens to.  Three ideas make that work:
    are drawn once per scenario (:mod:`lanes.pool.arrivals`) and every policy of
    a table reads the same stream.
 
+Each policy family has its own loop in :class:`_Run`, testing only what can
+happen under it: :meth:`~_Run.fifo`, :meth:`~_Run.priority`,
+:meth:`~_Run.headroom` (``reserve:R``), :meth:`~_Run.evicting` (``preempt``,
+``hybrid:R``; :meth:`~_Run.evicting_batch_only` when no request can ever wait)
+and :meth:`~_Run.general` for the extensions.  Where two loops both apply, the
+tests check that they agree bucket for bucket.
+
 Within a tick the steps run in the course's order: the tick's arrivals join the
 interactive queue; slots whose time is up are freed; a preempting policy evicts
 batch jobs for waiting interactive requests; free slots are filled (interactive
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import gc
 from operator import add
+
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import PolicyTable, SlotPoolResult
@@ -313,9 +321,11 @@ class _Run:
 
     # --- preempt and hybrid:R ----------------------------------------------------------
     def evicting(self) -> None:
-        """As :meth:`headroom`, and waiting requests evict the youngest batch jobs.
+        """Headroom plus eviction: waiting requests evict the youngest batch jobs.
 
-        Between freeing slots and admitting requests comes an eviction step:
+        Releases are pre-booked; a request of this tick still waiting at the
+        end of the tick has its pre-booked release taken back (step 5), and
+        its real one booked when it gets a slot.  Between freeing slots and admitting requests comes an eviction step:
         if more requests wait than slots are free, the batch jobs that started
         last are evicted (they have lost the least work).  Each goes back to
         the head of the batch queue with its remaining work plus the
@@ -336,7 +346,7 @@ class _Run:
         running: list[list[int]] = []  # end ticks of running batch jobs, grouped by start tick
         front: list[int] = []  # remaining work of evicted jobs, next to restart last
         free = sc.slots
-        head = fresh = next_job = 0  # as in headroom()
+        head = fresh = next_job = 0  # next request to admit, first of this tick, next backlog job
         n_batch = 0  # batch jobs in slots
         preempted = batch_busy = 0
 
@@ -361,7 +371,7 @@ class _Run:
                 free += take
                 n_batch -= take
             if free:
-                if waiting:  # 3. waiting requests (pre-booked, as in headroom())
+                if waiting:  # 3. waiting requests, oldest first
                     stop = arrived if waiting <= free else head + free
                     for j in range(head, stop if stop < fresh else fresh):
                         ends[t + service[j]] += 1
