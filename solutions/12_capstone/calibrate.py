@@ -6,7 +6,7 @@ For every member of the family (slots, interactive load and service times, batch
 times, eviction cost, p99 target) it searches a grid of configurations on two calibration
 seeds, validates the best few on twelve others, and keeps as the **reference** the one with
 the highest 10th-percentile batch output among those meeting the p99 target on at least 11
-of the 12 validation seeds. The batch target a student must reach is 97% of that
+of the 12 validation seeds. The batch target a student must reach is 95% of that
 10th percentile, rounded down to tens (``batch_target``); ``FAMILY`` in
 ``lanes/exercises/sets/set_12.py`` holds the public part (scenario, p99 target, batch
 target) and ``tests/test_sets_new.py`` checks that the two files agree and that the
@@ -29,7 +29,7 @@ BACKLOG = 20_000
 CALIBRATION_SEEDS = (101, 102)
 VALIDATION_SEEDS = tuple(range(200, 212))
 #: The batch target is this share of the reference's 10th-percentile output.
-TARGET_SHARE = 0.97
+TARGET_SHARE = 0.95
 
 
 def members() -> list[dict]:
