@@ -361,8 +361,7 @@ class Sandbox:
                str(inside / "answers.json"), slug]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(inside), "TMPDIR": str(inside),
                "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": str(inside / ".ipython"),
-               "LANES_GRADE_JOB": self.base.name}
+               "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": str(inside / ".ipython")}
         lim = self.limits
         hide, expose, job_s, site_s = self.hide, self.expose, str(job_dir), str(self.site)
 
