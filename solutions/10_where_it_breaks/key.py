@@ -51,7 +51,8 @@ def q1(a, v):
 
 def q2(a, v):
     return equal("q2_token_reserve", a["q2_token_reserve"], _token_reserve(v),
-                 hint=f"try reserves 0, {RESERVE_STEP:,}, {2 * RESERVE_STEP:,}, ... on your KV scenario, its seed included")
+                 hint=f"try reserves 0, {RESERVE_STEP:,}, {2 * RESERVE_STEP:,}, ... on your KV scenario, "
+                 "its seed included")
 
 
 def q3(a, v):
@@ -67,7 +68,8 @@ def q4(a, v):
 
 
 def q5(a, v):
-    return choice("q5_choice", a["q5_choice"], "b", hint="what does a chat see at each step, and what does the prompt pay?")
+    return choice("q5_choice", a["q5_choice"], "b",
+                  hint="what does a chat see at each step, and what does the prompt pay?")
 
 
 def q6(a, v):

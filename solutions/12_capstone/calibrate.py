@@ -1,6 +1,8 @@
 """Calibrate the capstone's scenario family (instructor tool; minutes of CPU).
 
     python solutions/12_capstone/calibrate.py            # writes reference.json beside this file
+    python solutions/12_capstone/calibrate.py --check    # the reference on the hidden seeds of a
+                                                         # sample student per member (after a new SECRET)
 
 For every member of the family (slots, interactive load and service times, batch service
 times, eviction cost, p99 target) it searches a grid of configurations on two calibration
@@ -94,7 +96,36 @@ def calibrate(m: dict) -> dict:
             "candidates": rows, "trivial_batch": trivial}
 
 
+def check_hidden() -> int:
+    """Score each member's reference on the hidden seeds of one sample student; 1 if any fails."""
+    import importlib.util
+
+    from lanes.exercises.registry import get_set
+
+    spec = importlib.util.spec_from_file_location("capstone_key", pathlib.Path(__file__).with_name("key.py"))
+    key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(key)
+    ref = json.loads(pathlib.Path(__file__).with_name("reference.json").read_text())
+    variants, i = {}, 0
+    while len(variants) < len(ref):
+        v = get_set("12_capstone").variant(f"check{i:04d}")
+        variants.setdefault(v.scenario_id, v)
+        i += 1
+    failed = 0
+    for k, v in sorted(variants.items()):
+        r = ref[k]["reference"]
+        answers = {"q5_policy": r["spec"], "q5_floor": 0, "q5_aging_s": -1,
+                   "q5_victim": r["ext"].get("victim", "youngest"), "q5_min_run_s": r["ext"].get("min_run_s", 0)}
+        runs = key.evaluate(v, key.policy_from(answers, v.slots), key.hidden_seeds(v.student, v.seed))
+        both = sum(y for _, y in runs)
+        failed += both < key.MAJORITY
+        print(f"member {k:2d} ({v.student}): {r['spec']} {r['ext']} meets both targets on {both} of {len(runs)}")
+    return 1 if failed else 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--check"]:
+        return check_hidden()
     out = []
     for k, m in enumerate(members()):
         out.append(calibrate(m))
