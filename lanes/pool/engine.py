@@ -237,7 +237,16 @@ class _Run:
                     head = stop
                 if free and next_job < n_backlog:  # 3. batch in the rest
                     stop = next_job + free if next_job + free < n_backlog else n_backlog
-                    batch_busy += self._start_backlog(t, next_job, stop)
+                    for remaining in backlog[next_job:stop]:  # book each job's release
+                        end = t + remaining
+                        if end < T:
+                            ends[end] += 1
+                            batch_end[end] += 1
+                            batch_busy += remaining
+                        else:  # ends after the window: only its slot time inside it counts
+                            batch_end[T] += 1
+                            batch_busy += T - t
+                    batch_start[t] = stop - next_job
                     free -= stop - next_job
                     next_job = stop
 
@@ -260,7 +269,7 @@ class _Run:
         service, arrival, arrived_by = stream.inter_service_s, stream.arrival_tick, stream.arrived_by
         backlog = stream.batch_service_s
         n_backlog = len(backlog)
-        ends, wait_count = self.ends, self.wait_count  # ends: pre-booked
+        ends, batch_end, batch_start, wait_count = self.ends, self.batch_end, self.batch_start, self.wait_count
         inter_start = self.inter_start = stream.arrivals_per_tick[:T]  # as if all admitted on arrival
         wait_count[0] = stream.n_arrivals
         free = sc.slots
@@ -294,30 +303,22 @@ class _Run:
                 stop = next_job + free - headroom
                 if stop > n_backlog:
                     stop = n_backlog
-                batch_busy += self._start_backlog(t, next_job, stop)
+                for remaining in backlog[next_job:stop]:  # as in priority()
+                    end = t + remaining
+                    if end < T:
+                        ends[end] += 1
+                        batch_end[end] += 1
+                        batch_busy += remaining
+                    else:
+                        batch_end[T] += 1
+                        batch_busy += T - t
+                batch_start[t] = stop - next_job
                 free -= stop - next_job
                 next_job = stop
             fresh = arrived
 
         self.batch_busy = batch_busy
         self.batch_queued = n_backlog - next_job
-
-    def _start_backlog(self, t: int, first: int, stop: int) -> int:
-        """Start backlog jobs ``first`` to ``stop - 1`` at tick ``t``; return their slot time inside the window."""
-        T = self.scenario.ticks
-        ends, batch_end = self.ends, self.batch_end
-        busy = 0
-        for remaining in self.stream.batch_service_s[first:stop]:
-            end = t + remaining
-            if end < T:
-                ends[end] += 1
-                batch_end[end] += 1
-                busy += remaining
-            else:  # ends after the window: only its slot time inside it counts
-                batch_end[T] += 1
-                busy += T - t
-        self.batch_start[t] = stop - first
-        return busy
 
     # --- preempt and hybrid:R ----------------------------------------------------------
     def evicting(self) -> None:
