@@ -442,12 +442,7 @@ class _Run:
             if n_batch > room:  # 2. eviction
                 take = n_batch - room
                 for end in _youngest_ends(running, t, take):
-                    if end < T:
-                        batch_end[end] -= 1
-                        batch_busy -= end - t
-                    else:
-                        batch_end[T] -= 1
-                        batch_busy -= T - t
+                    batch_end[end if end < T else T] -= 1  # take back its booked release
                     front.append(end - t + cost)
                 evicted[t] = take
                 preempted += take
@@ -464,17 +459,13 @@ class _Run:
                     else:
                         break
                     end = t + remaining
-                    if end < T:
-                        batch_end[end] += 1
-                        batch_busy += remaining
-                    else:
-                        batch_end[T] += 1
-                        batch_busy += T - t
+                    batch_end[end if end < T else T] += 1
                     group.append(end)
                     free -= 1
                 running.append(group)
                 batch_start[t] = len(group)
                 n_batch += len(group)
+            batch_busy += n_batch  # batch slot-seconds: the jobs in slots after this tick
 
         # 3. every request was admitted on arrival, with no wait
         self.inter_start = stream.arrivals_per_tick[:T]
