@@ -143,6 +143,13 @@ class TestCapstone:
                 m["preempt_cost_s"], m["p99_target_s"])
             assert batch_target == r["batch_target"]
 
+    def test_calibration_matches_the_simulator_today(self):
+        # if the slot-pool engine's results change, reference.json is stale: re-run calibrate.py
+        cal = _calibrate_module()
+        member = 0  # a hybrid reference with a minimum run, the most engine code exercised
+        stored = _reference()[member]["reference"]
+        assert cal.validate(cal.members()[member], stored["spec"], stored["ext"]) == stored
+
     def test_every_member_has_a_feasible_reference_with_margin(self):
         share = _calibrate_module().TARGET_SHARE
         assert share <= 0.97
