@@ -75,7 +75,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
     p.add_argument("--jobs", type=int_arg, default=default_jobs(),
-                   help="processes to run the policies in (default %(default)s: two where two CPUs are free)")
+                   help="processes to run the policies in (default: two where two CPUs are idle, else one)")
     add_scenario_flags(p)
     g = p.add_argument_group("extensions (all off by default)")
     g.add_argument("--floor", type=int_arg, default=0, help="slots batch keeps while it has work")
@@ -110,12 +110,25 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def default_jobs() -> int:
-    """Worker processes for the table: two where two CPUs are available (the policies are independent)."""
+    """Worker processes for the table: two where two CPUs are free, else one.
+
+    The policies are independent, so a second process halves the simulation
+    time when a second CPU is idle.  When the CPUs are already busy (the
+    one-minute load average leaves less than one idle), a second process
+    would only compete for them and pay for the fork, so one is used.  The
+    output is the same either way.
+    """
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         cpus = os.cpu_count() or 1
-    return 2 if cpus >= 2 and hasattr(os, "fork") else 1
+    if cpus < 2 or not hasattr(os, "fork"):
+        return 1
+    try:
+        idle = cpus - os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - no load average here
+        idle = cpus
+    return 2 if idle >= 1 else 1
 
 
 def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 1) -> list[tuple[str, dict]]:
@@ -124,7 +137,8 @@ def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 
     The random draws are made once, before any worker starts.  With ``jobs``
     of 2 or more (and ``os.fork`` available), a forked child runs every other
     policy and sends its lines and rows back through a pipe (``marshal``, which
-    is built in and round-trips floats exactly); the parent runs the rest.  Runs are deterministic, so the output is the same for any ``jobs``.
+    is built in and round-trips floats exactly); the parent runs the rest.
+    Runs are deterministic, so the output is the same for any ``jobs``.
     If the child fails, the parent runs its share itself.
     """
     if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
