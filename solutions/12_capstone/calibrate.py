@@ -133,6 +133,11 @@ def main() -> int:
               file=sys.stderr, flush=True)
     path = pathlib.Path(__file__).with_name("reference.json")
     path.write_text(json.dumps(out, indent=1) + "\n")
+    print("FAMILY = (  # paste into lanes/exercises/sets/set_12.py")
+    for r in out:
+        print(f"    ({r['slots']}, {tuple(r['inter_service_s'])}, {tuple(r['batch_service_s'])}, {r['trough_rate']}, "
+              f"{r['peak_rate']}, {r['preempt_cost_s']}, {r['p99_target_s']}, {r['batch_target']}),")
+    print(")")
     return 0
 
 
