@@ -194,6 +194,17 @@ def test_public_check_uses_the_same_forms_as_the_grader():
         public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": AlwaysEqual(1)})
 
 
+def test_public_check_notices_a_stale_variant_and_an_empty_student(capsys):
+    slug = "01_slots_and_littles_law"
+    env = {"STUDENT": "bob", "V": variant(slug, "alice"), "q1_busy_slots": 3.0}
+    with pytest.raises(AssertionError, match="V belongs to another STUDENT"):
+        public_check(slug, "q1", env)
+    public_check(slug, "q1", {**env, "V": variant(slug, " Bob")})
+    assert capsys.readouterr().out == ""
+    public_check(slug, "q1", {**env, "STUDENT": "", "V": variant(slug, "")})
+    assert "STUDENT is empty" in capsys.readouterr().out
+
+
 def test_public_tests_call_the_installed_form_check():
     for slug, spec in all_sets().items():
         tests = EXERCISES / slug / "tests"

@@ -8,6 +8,7 @@ import sys
 
 from .forms import FormError
 from .registry import get_set
+from .variants import Variant, normalise_student
 
 __all__ = ["last_error_in_cell_assigning", "public_check"]
 
@@ -38,8 +39,17 @@ def public_check(slug: str, question: str, env: dict) -> None:
     Raises ``AssertionError`` with one line per problem; passing says nothing about the
     value, which only the grader checks, for the variant of the notebook's ``STUDENT``.
     """
-    q = get_set(slug).question(question)
+    spec = get_set(slug)
+    q = spec.question(question)
     problems = []
+    student, shown = env.get("STUDENT", ""), env.get("V")
+    if isinstance(shown, Variant) and type(student) is str and shown.slug == slug:
+        try:
+            if shown.student != normalise_student(student):
+                problems.append("V belongs to another STUDENT: run the variant cell again, then "
+                                "rerun your answer cells so they use your variant's numbers")
+        except ValueError as e:
+            problems.append(str(e))
     for var, form in q.answers:
         if var not in env:
             err = last_error_in_cell_assigning(var)
@@ -54,3 +64,6 @@ def public_check(slug: str, question: str, env: dict) -> None:
             problems.append(f"{var} {e}")
     if problems:
         raise AssertionError("\n".join(problems))
+    if student == "":
+        print("Note: STUDENT is empty, so you are working the default variant. Type your "
+              "identifier into the STUDENT cell, run it and the cell under it, then rerun your answers.")
