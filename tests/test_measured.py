@@ -137,6 +137,10 @@ class TestFit:
         assert sm.prior_attention_flops_per_s < sm.chunk_attention_flops_per_s < c["matmul_flops_per_s"]
         assert 3.5e12 < sm.kv_bytes_per_s < get_hardware("h200").hbm_bytes_per_s
         assert 0 < sm.fixed_s_per_layer < 1e-4
+        # a prompt token's extra: K/V expanded to all query heads plus activations, a few us
+        assert 1e-6 < sm.prefill_s_per_token < 2e-5
+        # fitted on decode rows, the matmul rate lands close to the separately measured ceiling
+        assert sm.matmul_flops_per_s > 0.9 * c["matmul_flops_per_s"]
         assert sm.eager_floor_s == pytest.approx(statistics.median(
             [r["eager_median_s"] for r in SHIPPED if "eager_median_s" in r]))
 
@@ -144,14 +148,14 @@ class TestFit:
         res = [r for r in measured.residuals() if r.in_fit]
         assert len(res) == 36
         errs = [abs(r.error) for r in res]
-        assert statistics.median(errs) < 0.03
-        assert max(errs) < 0.09
+        assert statistics.median(errs) < 0.025
+        assert max(errs) < 0.05
 
     def test_leave_one_out_within_stated_bounds(self):
         loo = [r for r in measured.leave_one_out() if r.in_fit]
         errs = [abs(r.error) for r in loo]
         assert statistics.median(errs) < 0.03
-        assert max(errs) < 0.11
+        assert max(errs) < 0.06
         # leaving a row out can only make its own prediction worse or equal on average
         full = {(r.kind, r.batch, r.context, r.chunk, r.prior): abs(r.error) for r in measured.residuals()}
         assert statistics.mean(errs) >= statistics.mean(full[(r.kind, r.batch, r.context, r.chunk, r.prior)] for r in loo)
@@ -302,7 +306,7 @@ class TestMeasurementScript:
         assert len(loaded) == len(recs)
         assert measured.link_rates(loaded)["pageable_back"] == pytest.approx(2**30 / 0.16)
         fit = measured.fit_step_model(loaded)
-        for name in ("fixed_s_per_layer", "matmul_flops_per_s", "kv_bytes_per_s",
+        for name in ("fixed_s_per_layer", "matmul_flops_per_s", "kv_bytes_per_s", "prefill_s_per_token",
                      "chunk_attention_flops_per_s", "prior_attention_flops_per_s"):
             assert getattr(fit, name) == pytest.approx(getattr(sm, name), rel=0.02), name
         worst = max(abs(r.error) for r in measured.residuals(fit, loaded) if r.in_fit)

@@ -12,6 +12,10 @@ measurements say the parts add up rather than overlap:
 ``+ 2 x params x tokens / matmul_flops_per_s``
     the weight matmuls' FLOPs for every token in the step (decoders and chunks
     share one pass, so the weights are read once for all of them);
+``+ prefill tokens x prefill_s_per_token``
+    what a prompt token costs beyond its FLOPs: its keys and values expanded
+    from the KV heads to all query heads, and activations too large for the
+    cache making round trips to HBM (decoders' tokens avoid both);
 ``+ decode KV bytes / (kv_bytes_per_s_per_cta x min(batch x kv_heads, kv_ctas_to_saturate))``
     decode attention reads every decoder's KV cache; the kernel runs one block
     per (sequence, KV head), and each block streams its share at a limited rate
@@ -34,24 +38,33 @@ Fitted values for the shipped H200 file are stored in :data:`H200_LLAMA_8B`
 ==============================  ==================  ==========================
 parameter                       H200, Llama 3.1 8B  how obtained
 ==============================  ==================  ==========================
-fixed_s_per_layer               79.1 us  (2.53 ms)  least squares (decode)
+fixed_s_per_layer               81.8 us  (2.62 ms)  least squares
 weight_bytes_per_s              3.74 TB/s           GEMV ablation row
-matmul_flops_per_s              585 TFLOP/s         least squares
-kv_bytes_per_s_per_cta          40.2 GB/s           least squares
-kv_ctas_to_saturate             108                 grid + golden section
-(aggregate KV bandwidth         4.34 TB/s)          product of the two above
-chunk_attention_flops_per_s     459 TFLOP/s         least squares (prefill)
-prior_attention_flops_per_s     279 TFLOP/s         least squares (prefill)
+matmul_flops_per_s              713 TFLOP/s         least squares (decode)
+kv_bytes_per_s_per_cta          40.6 GB/s           least squares
+kv_ctas_to_saturate             103                 grid + golden section
+(aggregate KV bandwidth         4.19 TB/s)          product of the two above
+prefill_s_per_token             5.74 us             least squares (prefill)
+chunk_attention_flops_per_s     495 TFLOP/s         least squares (prefill)
+prior_attention_flops_per_s     284 TFLOP/s         least squares (prefill)
 eager_floor_s                   27.0 ms             median of the eager rows
 ==============================  ==================  ==========================
 
+The fitted matmul rate is 97 % of the 735 TFLOP/s the same session measured
+for one large matrix product; the per-prefill-token cost matches the traffic
+of expanding a token's K/V to 32 heads and of its activations.
+
 Residuals on the 36 fitted rows (28 decode, 8 prefill of 2,048 tokens or
-more): median |error| 2.2 %, worst 8.3 % (batch 256 at 512 tokens of
-context, over); leave-one-out: median 2.7 %, worst 10.2 %
-(``measured.leave_one_out``).  Two prefill rows lie within 1.3 x the eager
-floor and stay out of the fit: 1,024 tokens is predicted 2.8 % high; 512
-tokens with no prior (34 ms, launch bound) sits at the 27 ms floor, 21 % low,
-while 512 tokens behind a 2,048-token prior (27.0 ms) matches the floor.
+more): median |error| 2.0 %, worst 4.7 %; leave-one-out: median 2.5 %,
+worst 5.5 % (``measured.leave_one_out``).  Two prefill rows lie within
+1.3 x the eager floor and stay out of the fit: 1,024 tokens is predicted
+5.3 % high; 512 tokens with no prior (34 ms, launch bound) sits at the
+27 ms floor, 21 % low, while 512 tokens behind a 2,048-token prior (27.0 ms)
+matches the floor.
+
+The model prices a step as a CUDA-graph replay (how the decode rows were
+measured and how serving engines run decode); ``eager=True`` prices it
+launched kernel by kernel, as the prefill rows were.
 """
 
 from __future__ import annotations
@@ -82,6 +95,8 @@ class StepModel:
         Decode-attention KV read rate of one (sequence, KV head) block (bytes/s).
     kv_ctas_to_saturate : float
         Blocks needed to reach the aggregate KV read rate.
+    prefill_s_per_token : float
+        Time per prefill token beyond its matmul FLOPs (s).
     chunk_attention_flops_per_s : float
         Achieved rate of causal attention within a prefill chunk (FLOP/s).
     prior_attention_flops_per_s : float
@@ -97,6 +112,7 @@ class StepModel:
     matmul_flops_per_s: float
     kv_bytes_per_s_per_cta: float
     kv_ctas_to_saturate: float
+    prefill_s_per_token: float
     chunk_attention_flops_per_s: float
     prior_attention_flops_per_s: float
     eager_floor_s: float
@@ -131,7 +147,7 @@ class StepModel:
         Returns
         -------
         dict
-            ``fixed_s``, ``weights_s``, ``matmul_s``, ``decode_attention_s``,
+            ``fixed_s``, ``weights_s``, ``matmul_s``, ``prefill_tokens_s``, ``decode_attention_s``,
             ``chunk_attention_s``, ``prior_attention_s``, ``launch_s`` (the
             eager floor's excess over the rest, 0 for a graph) and ``step_s``,
             their sum.
@@ -174,6 +190,7 @@ class StepModel:
             "fixed_s": model.layers * self.fixed_s_per_layer,
             "weights_s": model.weight_bytes / self.weight_bytes_per_s,
             "matmul_s": model.linear_flops_per_token * tokens / self.matmul_flops_per_s,
+            "prefill_tokens_s": (tokens - batch) * self.prefill_s_per_token,
             "decode_attention_s": kv_tokens * model.kv_bytes_per_token
             / (self.kv_bytes_per_s_per_cta * ctas),
             "chunk_attention_s": pair * chunk_pairs / self.chunk_attention_flops_per_s,
@@ -197,13 +214,14 @@ class StepModel:
 
 
 H200_LLAMA_8B = StepModel(
-    fixed_s_per_layer=7.907666198222705e-05,
+    fixed_s_per_layer=8.17589757080682e-05,
     weight_bytes_per_s=3739012666259.7134,
-    matmul_flops_per_s=585013574316989.0,
-    kv_bytes_per_s_per_cta=40178858362.91569,
-    kv_ctas_to_saturate=108.12811076813097,
-    chunk_attention_flops_per_s=458970793858545.4,
-    prior_attention_flops_per_s=279346245155284.3,
+    matmul_flops_per_s=713292992924910.6,
+    kv_bytes_per_s_per_cta=40646246073.638054,
+    kv_ctas_to_saturate=103.14059669357329,
+    prefill_s_per_token=5.738598153078564e-06,
+    chunk_attention_flops_per_s=495462738670520.1,
+    prior_attention_flops_per_s=283550123341541.44,
     eager_floor_s=0.026997855663299562,
     source="least-squares fit to 36 timed steps on NVIDIA H200",
 )

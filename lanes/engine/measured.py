@@ -305,6 +305,7 @@ def _arrays(rows: list[dict], m: Model, weight_rate: float):
     fixed = np.column_stack([
         np.full(len(rows), float(m.layers)),
         m.linear_flops_per_token * (b + n),
+        n,
         pair * n * n / 2,
         pair * n * p,
     ])
@@ -315,8 +316,9 @@ def _arrays(rows: list[dict], m: Model, weight_rate: float):
 def _solve(arrays, kv_heads: int, saturate_ctas: float):
     """Weighted least squares at one CTA count; returns the coefficients and the RMS relative error.
 
-    Coefficients multiply [layers, linear FLOPs, KV bytes per CTA, chunk-pair FLOPs,
-    prior-pair FLOPs]: seconds per layer, per FLOP, per byte, per FLOP, per FLOP.
+    Coefficients multiply [layers, linear FLOPs, KV bytes per CTA, prefill tokens,
+    chunk-pair FLOPs, prior-pair FLOPs]: seconds per layer, per FLOP, per byte,
+    per token, per FLOP, per FLOP.
     """
     import numpy as np
 
@@ -368,8 +370,9 @@ def _fit_rows(rows: list[dict], m: Model, weight_rate: float, floor_s: float, so
         matmul_flops_per_s=inv(coef[1]),
         kv_bytes_per_s_per_cta=inv(coef[2]),
         kv_ctas_to_saturate=best,
-        chunk_attention_flops_per_s=inv(coef[3]),
-        prior_attention_flops_per_s=inv(coef[4]),
+        prefill_s_per_token=float(coef[3]),
+        chunk_attention_flops_per_s=inv(coef[4]),
+        prior_attention_flops_per_s=inv(coef[5]),
         eager_floor_s=float(floor_s),
         source=source,
     )
@@ -388,7 +391,7 @@ def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepMo
     StepModel
         ``weight_bytes_per_s`` and ``eager_floor_s`` are read off the file (GEMV
         ablation row, eager decode rows); the nonlinear ``kv_ctas_to_saturate``
-        comes from a log grid refined by golden-section search; the other five rates and costs from weighted
+        comes from a log grid refined by golden-section search; the other six rates and costs from weighted
         linear least squares on relative error over every decode row and every
         prefill row measured above 1.3 x the eager floor.
     """

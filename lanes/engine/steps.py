@@ -73,7 +73,8 @@ class StepCost:
     On a datasheet profile the step lasts ``max(compute, memory)`` (the
     roofline).  On a calibrated profile (``hardware.calibration`` set) the
     parts add up, as the measurements say: ``overhead_s`` (fixed per-layer
-    kernels) plus memory time (weights streamed, decoders' KV read) plus
+    kernels) plus memory time (weights streamed, decoders' KV read, prompt
+    tokens' K/V expansion and activations) plus
     compute time (matmul FLOPs per token, prefill attention), and
     ``additive`` is True.
     """
@@ -150,7 +151,7 @@ def step_cost(
             memory_bytes=memory,
             linear_s=p["matmul_s"],
             attention_s=p["chunk_attention_s"] + p["prior_attention_s"],
-            memory_s=p["weights_s"] + p["decode_attention_s"],
+            memory_s=p["weights_s"] + p["decode_attention_s"] + p["prefill_tokens_s"],
             overhead_s=p["fixed_s"],
             additive=True,
         )
