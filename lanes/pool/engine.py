@@ -326,11 +326,12 @@ class _Run:
 
         Releases are pre-booked; a request of this tick still waiting at the
         end of the tick has its pre-booked release taken back (step 5), and
-        its real one booked when it gets a slot.  Between freeing slots and admitting requests comes an eviction step:
-        if more requests wait than slots are free, the batch jobs that started
-        last are evicted (they have lost the least work).  Each goes back to
-        the head of the batch queue with its remaining work plus the
-        preemption cost, and batch restarts take evicted jobs before new ones.
+        its real one booked when it gets a slot.  Between freeing slots and
+        admitting requests comes an eviction step: if more requests wait than
+        slots are free, the batch jobs that started last are evicted (they
+        have lost the least work).  Each goes back to the head of the batch
+        queue with its remaining work plus the preemption cost, and batch
+        restarts take evicted jobs before new ones.
 
         To find the youngest jobs without sorting, the running batch jobs are
         kept in groups by start tick, the youngest group last; a job is just
