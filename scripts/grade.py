@@ -604,7 +604,11 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: 
         errors = data.get("errors") if isinstance(data.get("errors"), list) else []
         by_var, other = cell_errors_by_variable(nb, spec.variables, errors)
         sub.messages.extend(other[:10])
-        who = student if student is not None else data.get("student")
+        own = data.get("student")
+        who = student if student is not None else own
+        if student is not None and type(own) is str and own.strip().lower() != student:
+            sub.messages.append(f"the notebook's STUDENT is {own.strip()[:40]!r} but it is graded as {student!r} "
+                                "(--student): its answers may be for another variant")
         if type(who) is not str:
             sub.messages.append("STUDENT is not a string: graded as the default variant")
             who = ""
