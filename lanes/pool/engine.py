@@ -287,16 +287,17 @@ class _Run:
             else:  # 2. some wait: oldest first, then correct what was assumed
                 stop = arrived if arrived - head <= free else head + free
                 older = stop if stop < fresh else fresh
-                for j in range(head, older):  # waited since an earlier tick
-                    ends[t + service[j]] += 1
-                    wait_count[t - arrival[j]] += 1
                 if older > head:
+                    for j in range(head, older):  # waited since an earlier tick
+                        ends[t + service[j]] += 1
+                        wait_count[t - arrival[j]] += 1
                     inter_start[t] += older - head
                 first_left = stop if stop > fresh else fresh
-                for j in range(first_left, arrived):  # this tick's arrivals left waiting
-                    ends[arrival[j] + service[j]] -= 1  # not where pre-booked
-                inter_start[t] -= arrived - first_left
-                wait_count[0] -= arrived - first_left
+                if first_left < arrived:
+                    for j in range(first_left, arrived):  # this tick's arrivals left waiting
+                        ends[arrival[j] + service[j]] -= 1  # not where pre-booked
+                    inter_start[t] -= arrived - first_left
+                    wait_count[0] -= arrived - first_left
                 free -= stop - head
                 head = stop
             if free > headroom and next_job < n_backlog:  # 3. batch above the headroom
@@ -440,14 +441,25 @@ class _Run:
         for t in range(T):
             n_batch -= batch_end[t]  # 1. batch slots whose time is up
             room = slots - zero_wait_busy[t]  # slots interactive work leaves this tick
-            if n_batch > room:  # 2. eviction
+            if n_batch > room:  # 2. eviction, youngest first (_youngest_ends, inlined)
                 take = n_batch - room
-                for end in _youngest_ends(running, t, take):
-                    batch_end[end if end < T else T] -= 1  # take back its booked release
-                    front.append(end - t + cost)
                 evicted[t] = take
                 preempted += take
                 n_batch = room
+                while take:
+                    group = running[-1]
+                    i, n = 0, len(group)
+                    while i < n and take:
+                        end = group[i]
+                        i += 1
+                        if end > t:  # still running: evict it
+                            batch_end[end if end < T else T] -= 1  # take back its booked release
+                            front.append(end - t + cost)
+                            take -= 1
+                    if i < n:
+                        del group[:i]
+                    else:
+                        running.pop()
             elif room - n_batch > headroom and (front or next_job < n_backlog):  # 4. batch
                 group: list[int] = []
                 free = room - n_batch
