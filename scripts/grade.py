@@ -163,6 +163,11 @@ def match_assignment(path: pathlib.Path, nb, known: set[str]) -> str | None:
     return None
 
 
+def _clean(text: object, limit: int = 200) -> str:
+    """Student-controlled text made safe to print: no control characters or escapes, bounded."""
+    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+
+
 def _assigns(source: str, var: str) -> bool:
     return re.search(rf"^\s*{re.escape(var)}\s*(?::[^=\n]*)?=(?!=)", source, re.M) is not None
 
@@ -173,7 +178,7 @@ def cell_errors_by_variable(nb, variables: tuple, errors: list) -> tuple[dict, l
     other: list[str] = []
     for e in errors:
         try:
-            index, text = int(e["cell"]), str(e["error"])[:200]
+            index, text = int(e["cell"]), _clean(e["error"])
             source = nb.cells[index].source
         except (KeyError, TypeError, ValueError, IndexError):
             continue
@@ -181,7 +186,7 @@ def cell_errors_by_variable(nb, variables: tuple, errors: list) -> tuple[dict, l
         for v in hit:
             by_var.setdefault(v, text)
         if not hit:
-            first = source.strip().splitlines()[0][:60] if source.strip() else ""
+            first = _clean(source.strip().splitlines()[0], 60) if source.strip() else ""
             other.append(f"cell {index} raised {text} (cell starts {first!r})")
     return by_var, other
 
@@ -607,7 +612,7 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: 
         own = data.get("student")
         who = student if student is not None else own
         if student is not None and type(own) is str and own.strip().lower() != student:
-            sub.messages.append(f"the notebook's STUDENT is {own.strip()[:40]!r} but it is graded as {student!r} "
+            sub.messages.append(f"the notebook's STUDENT is {_clean(own.strip(), 40)!r} but it is graded as {student!r} "
                                 "(--student): its answers may be for another variant")
         if type(who) is not str:
             sub.messages.append("STUDENT is not a string: graded as the default variant")
@@ -624,7 +629,7 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: 
             sub.messages.append("STUDENT is empty: graded as the default variant")
         judge_jobs.append({"id": i, "slug": sub.assignment, "student": who,
                            "answers": {k: v for k, v in answers.items() if k in spec.variables},
-                           "refused": {k: str(v)[:200] for k, v in refused.items() if k in spec.variables},
+                           "refused": {k: _clean(v) for k, v in refused.items() if k in spec.variables},
                            "cell_errors": by_var})
     if judge_jobs:
         progress(f"judging {len(judge_jobs)} notebook(s) in a fresh interpreter ...")

@@ -210,6 +210,9 @@ def attack_run(tmp_path_factory):
         nbformat.write(nb, subs / f"attack_{name}.ipynb")
     name_error = with_cell(base, "q4_choice = d", replace_var="q4_choice")
     nbformat.write(name_error, subs / "name_error.ipynb")
+    escapes = with_cell(base, "def boom():\n    raise ValueError('\\x1b[2J\\x1b]0;pwned\\x07 cleared')\n"
+                              "q4_choice = boom()", replace_var="q4_choice")
+    nbformat.write(escapes, subs / "escapes.ipynb")
     proc, data, before = _grade([subs], report, "--student", "alice")
     yield proc, data, before, report
     for pid in _marked_pids():  # only if the grader failed to: leave no process behind
@@ -319,3 +322,10 @@ def test_without_keys_the_grader_says_so_and_forms_only_gives_practice_feedback(
     assert not any(q["form_ok"] for q in forms["untouched.ipynb"]["questions"].values())
     assert "not answered yet" in forms["untouched.ipynb"]["questions"]["q1"]["messages"][0]
     assert "score" not in forms["honest.ipynb"]  # practice feedback awards no points
+
+
+def test_student_text_reaches_the_report_without_control_characters(attack_run):
+    proc, data, _, report = attack_run
+    (msg,) = _by_name(data)["escapes.ipynb"]["questions"]["q4"]["messages"]
+    assert "raised ValueError" in msg and "cleared" in msg
+    assert "\x1b" not in proc.stdout + proc.stderr + report.read_text() and "\x07" not in msg

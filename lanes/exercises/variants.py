@@ -22,6 +22,8 @@ def normalise_student(student: object) -> str:
     s = student.strip().lower()
     if len(s) > 100:
         raise ValueError(f"STUDENT must be at most 100 characters (got {len(s)})")
+    if not s.isprintable():
+        raise ValueError("STUDENT must hold printable characters only")
     return s
 
 
