@@ -111,12 +111,14 @@ def test_variant_refuses_a_non_string_student():
         variant("01_slots_and_littles_law", 42)
 
 
-def test_every_set_has_at_least_one_question_and_positive_points():
+def test_every_chapter_has_a_set_and_there_are_at_least_40_questions():
     total = 0
     for spec in all_sets().values():
         assert spec.questions and spec.possible > 0
         total += len(spec.questions)
-    assert total >= 30
+    assert total >= 40
+    chapters = {p.name[:2] for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")}
+    assert chapters <= {slug[:2] for slug in all_sets()}
 
 
 @needs_solutions
