@@ -285,7 +285,7 @@ class TestFastDraws:
     @pytest.mark.parametrize(
         "batch, inter, rates",
         [((60, 180), (4, 12), (2.0, 5.0)), ((1, 1000), (1, 300), (20.0, 60.0)), ((1, 1), (200, 255), (0.0, 9.0)),
-         ((5, 5), (256, 256), (1.0, 1.0))],
+         ((5, 5), (256, 256), (1.0, 1.0)), ((60, 180), (4, 12), (300.0, 500.0)), ((60, 180), (1, 2), (0.0, 0.0))],
     )
     def test_words_match_calls_for_narrow_and_wide_ranges(self, batch, inter, rates):
         import random
