@@ -194,7 +194,7 @@ def cell_errors_by_variable(nb, variables: tuple, errors: list) -> tuple[dict, l
 # --------------------------------------------------------------------------- the sandbox
 
 _libc = ctypes.CDLL(None, use_errno=True)
-CLONE_NEWNS = 0x00020000
+CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 PR_SET_CHILD_SUBREAPER = 36
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 
@@ -207,7 +207,8 @@ def _mount(source, target, fstype, flags, data=None) -> None:
 
 
 def _unshare_mounts() -> None:
-    if _libc.unshare(CLONE_NEWNS) != 0:
+    """A private mount namespace, and a network namespace with no way out (loopback only)."""
+    if _libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0 and _libc.unshare(CLONE_NEWNS) != 0:
         e = ctypes.get_errno()
         raise OSError(e, f"unshare: {os.strerror(e)}")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -327,7 +328,7 @@ class Sandbox:
     @property
     def isolation(self) -> str:
         if self.root and self.namespaces:
-            return "unprivileged uid, private mount namespace, limits"
+            return "unprivileged uid, private mount namespace, no network, limits"
         if self.root:
             return "unprivileged uid and limits (no mount namespace: files readable by others stay readable)"
         return "limits only (not root: the notebook runs as this user and can read what this user can)"

@@ -213,6 +213,8 @@ def attack_run(tmp_path_factory):
     escapes = with_cell(base, "def boom():\n    raise ValueError('\\x1b[2J\\x1b]0;pwned\\x07 cleared')\n"
                               "q4_choice = boom()", replace_var="q4_choice")
     nbformat.write(escapes, subs / "escapes.ipynb")
+    network = with_cell(base, "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=3)")
+    nbformat.write(network, subs / "network.ipynb")
     proc, data, before = _grade([subs], report, "--student", "alice")
     yield proc, data, before, report
     for pid in _marked_pids():  # only if the grader failed to: leave no process behind
@@ -329,3 +331,9 @@ def test_student_text_reaches_the_report_without_control_characters(attack_run):
     (msg,) = _by_name(data)["escapes.ipynb"]["questions"]["q4"]["messages"]
     assert "raised ValueError" in msg and "cleared" in msg
     assert "\x1b" not in proc.stdout + proc.stderr + report.read_text() and "\x07" not in msg
+
+
+def test_the_notebook_has_no_network(attack_run):
+    sub = _by_name(attack_run[1])["network.ipynb"]
+    assert sub["score"] == 7  # its answers still count
+    assert any("raised OSError" in m and "unreachable" in m for m in sub["messages"]), sub["messages"]
