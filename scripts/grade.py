@@ -13,10 +13,16 @@ else its file or folder name, so a renamed copy (``..-Copy1.ipynb``) is still gr
 scratch folder that holds only the notebook and a copy of the ``lanes`` package: no tests,
 no keys, no ``solutions/``. Running as root (as in CI), the child runs as a fresh
 unprivileged uid in its own mount namespace, where the repository is hidden under an empty
-file system and ``/tmp`` is private; it has limits on CPU time, address space, file size and
-process count, and a wall-clock timeout. Afterwards every process of that uid is killed,
-including any that detached into a new session, and the scratch folder is removed. The
-child exports only the answers (the set's variables and ``STUDENT``) as JSON.
+file system and ``/tmp`` is private, and in a network namespace with no way out; it has
+limits on CPU time, address space, file size and process count, and a wall-clock timeout.
+Afterwards every process of that uid is killed, including any that detached into a new
+session, and the scratch folder is removed. The child exports only the answers (the set's
+variables and ``STUDENT``) as JSON. Not running as root, the notebook runs as this user
+under the same limits but can read what this user can: a warning says so; use that only
+for ``--forms-only`` practice feedback.
+
+``--forms-only`` needs no keys: it runs the notebooks the same way and reports each
+answer's form only (the practice feedback a student's fork gets).
 
 **Step 2** is one fresh ``python -I`` process running ``lanes.exercises.judge``: it imports the
 installed ``lanes``, checks every answer's form again, recomputes every expected value for
