@@ -601,11 +601,16 @@ def grade(paths: list[pathlib.Path], *, solutions: pathlib.Path | None, limits: 
                 else:
                     exported[i] = data
                 progress(f"[{done}/{len(todo)}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
-    finally:  # also on an interrupt: stop what still runs, then remove every scratch folder
-        for _, job in running:
-            box.stop(job)
-        isolation = box.isolation
-        box.close()
+    finally:  # also on an interrupt or an error: stop what still runs, then remove every scratch folder
+        try:
+            for _, job in running:
+                try:
+                    box.stop(job)
+                except Exception as e:
+                    print(f"warning: could not stop a job cleanly: {e}", file=sys.stderr)
+        finally:
+            isolation = box.isolation
+            box.close()
 
     judge_jobs = []
     for i, data in exported.items():
