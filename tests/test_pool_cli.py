@@ -60,15 +60,15 @@ class TestWorkers:
         assert one.returncode == two.returncode == 0
         assert one.stdout == two.stdout and one.stdout.count("\n") == 10
 
-    def test_default_is_two_only_where_a_cpu_is_idle(self, monkeypatch):
+    def test_default_is_two_unless_the_cpus_are_saturated(self, monkeypatch):
         import os
 
         from lanes.pool import cli as pool_cli
 
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-        monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.5))
-        assert pool_cli.default_jobs() == (2 if hasattr(os, "fork") else 1)
         monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 0.5, 0.5))
+        assert pool_cli.default_jobs() == (2 if hasattr(os, "fork") else 1)
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 0.5, 0.5))
         assert pool_cli.default_jobs() == 1
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
         monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

@@ -75,7 +75,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
     p.add_argument("--jobs", type=int_arg, default=default_jobs(),
-                   help="processes to run the policies in (default: two where two CPUs are idle, else one)")
+                   help="processes to run the policies in (default: two unless the CPUs are saturated)")
     add_scenario_flags(p)
     g = p.add_argument_group("extensions (all off by default)")
     g.add_argument("--floor", type=int_arg, default=0, help="slots batch keeps while it has work")
@@ -110,13 +110,13 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def default_jobs() -> int:
-    """Worker processes for the table: two where two CPUs are free, else one.
+    """Worker processes for the table: two where two CPUs are not saturated, else one.
 
-    The policies are independent, so a second process halves the simulation
-    time when a second CPU is idle.  When the CPUs are already busy (the
-    one-minute load average leaves less than one idle), a second process
-    would only compete for them and pay for the fork, so one is used.  The
-    output is the same either way.
+    The policies are independent, so a second process nearly halves the
+    simulation time while a CPU has time to spare.  When the one-minute load
+    average already fills every CPU, a second process would only compete for
+    them and pay for the fork, so one is used.  The output is the same
+    either way.
     """
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -128,7 +128,7 @@ def default_jobs() -> int:
         idle = cpus - os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - no load average here
         idle = cpus
-    return 2 if idle >= 1 else 1
+    return 2 if idle > 0 else 1
 
 
 def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 1) -> list[tuple[str, dict]]:
