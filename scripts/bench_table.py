@@ -2,8 +2,8 @@
 
 All are timed as whole processes (interpreter start-up included), in turn,
 several rounds, so that load on the machine hits each alike: the seed's
-program, ``python -m lanes table`` (default: two worker processes where two
-CPUs are free) and ``python -m lanes table --jobs 1``.  Prints the median and
+program, ``python -m lanes table`` (default: two worker processes unless the
+load average already fills the CPUs) and ``python -m lanes table --jobs 1``.  Prints the median and
 best wall time of each, the speed-up (seed / lanes, from the medians and from
 the bests), the load average seen, and what ``python -m lanes table`` imports
 before it simulates (``python -X importtime``).  Every output is compared with
