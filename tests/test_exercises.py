@@ -73,7 +73,7 @@ def test_forms_accept_plain_and_numpy_values(value, form, expected):
     (True, Float(), "not bool"), (AlwaysEqual(1.0), Float(), "subclass of float"), ("e", Choice("abcd"), "one letter"),
     (3, Choice(), "one letter"), (..., Float(), "not answered yet"), (None, Float(), "is None"),
     (float("nan"), Float(), "finite"), ({"a": 1}, Float(), "not dict"), ([1, [2]], Seq(Int()), "list"),
-    (-1, Int(lo=0), "at least 0"), (1.5, Float(hi=1), "at most 1"), ("maybe", Str(("swap", "recompute")), '"swap"'),
+    (-1, Int(lo=0), "at least 0"), (__import__("decimal").Decimal("2.5"), Float(), "not Decimal"), (1.5, Float(hi=1), "at most 1"), ("maybe", Str(("swap", "recompute")), '"swap"'),
 ])
 def test_forms_refuse_with_a_message_naming_the_expected_form(value, form, words):
     with pytest.raises(FormError, match=re.escape(words)):
