@@ -99,18 +99,20 @@ class _Words:
     def __init__(self, rng: random.Random, n: int) -> None:
         self.rng = rng
         self.raw = b""
-        self.words: array | list[int] = []
+        self.words: memoryview | list[int] = []
         self.more(n)
 
     def more(self, n: int) -> None:
         """Draw ``n`` more words from the generator."""
-        self.raw += self.rng.getrandbits(32 * n).to_bytes(4 * n, "little")
-        self.words = array("I", self.raw) if _NATIVE_WORDS else _unpack(self.raw)
+        chunk = self.rng.getrandbits(32 * n).to_bytes(4 * n, "little")
+        self.raw = self.raw + chunk if self.raw else chunk
+        # A view of the bytes as 32-bit words: no copy where the machine is little-endian.
+        self.words = memoryview(self.raw).cast("I") if _NATIVE_WORDS else _unpack(self.raw)
 
     def __len__(self) -> int:
         return len(self.raw) // 4
 
-    def accepted(self, lo: int, hi: int, start: int, stop: int) -> tuple[bytes, list[int]]:
+    def accepted(self, lo: int, hi: int, start: int, stop: int) -> tuple[bytes, bytes | list[int]]:
         """Where ``randint(lo, hi)`` accepts among words ``[start, stop)``, and what it returns.
 
         Returns ``ok``, one byte per word (1 if accepted, else 0), and the
@@ -127,7 +129,7 @@ class _Words:
             same, cut = 1 << (8 - k), n << (8 - k)
             ok = top.translate(b"\x01" * cut + b"\x00" * (256 - cut))
             value = top.translate(bytes([v for v in range(lo, hi + 1) for _ in range(same)]) + bytes(256 - cut))
-            return ok, list(compress(value, ok))
+            return ok, bytes(compress(value, ok))  # values below 256: one byte each
         top_bits = [w >> (32 - k) for w in self.words[start:stop]]
         ok = bytes(map(n.__gt__, top_bits))
         return ok, [lo + v for v in compress(top_bits, ok)]
@@ -175,13 +177,13 @@ def _draw_with_words(
 
     # The backlog: the first n_backlog accepted draws.
     while True:
-        ok, backlog = words.accepted(blo, bhi, 0, for_backlog)
-        if len(backlog) >= n_backlog:
+        ok, values = words.accepted(blo, bhi, 0, for_backlog)
+        if len(values) >= n_backlog:
             break
         words.more(for_backlog)
         for_backlog *= 2
     p = _skip[n_backlog](ok, 0).end() if n_backlog else 0
-    del backlog[n_backlog:]
+    backlog = list(values[:n_backlog])
 
     # The ticks.  From word p on, ``ok[i]`` says whether word p + i would be
     # accepted and ``values[j]`` is the j-th accepted value; q walks the words
