@@ -3,7 +3,7 @@
 Fast checks, in-process: the solution code of each master is executed for a few student
 identifiers and judged with the set's answer key (the sandboxed grader is exercised in
 ``tests/test_exercises.py``). The capstone's feasibility over many identifiers is checked
-against its calibration (``solutions/12_capstone/reference.json``) and by simulating the
+against its calibration (``solutions/14_capstone/reference.json``) and by simulating the
 reference configuration on the hidden seeds of sample students.
 """
 
@@ -24,7 +24,7 @@ from lanes.exercises.registry import get_set
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
-SETS = ("06_inside_the_lane", "10_where_it_breaks", "11_measured_gpu", "12_capstone")
+SETS = ("06_inside_the_lane", "10_where_it_breaks", "11_measured_gpu", "14_capstone")
 STUDENTS = ("", "alice", "zhang.wei")
 
 pytestmark = pytest.mark.skipif(not SOLUTIONS.is_dir(), reason="needs the instructor's solutions/")
@@ -109,7 +109,7 @@ class TestNewSets:
 # ---------------------------------------------------------------------------
 # The capstone
 
-CAPSTONE = "12_capstone"
+CAPSTONE = "14_capstone"
 
 
 def _reference() -> list[dict]:
@@ -130,13 +130,13 @@ def _config(spec: str, **ext) -> dict:
 
 class TestCapstone:
     def test_family_is_the_calibrated_one(self):
-        from lanes.exercises.sets import set_12
+        from lanes.exercises.sets import set_14
 
         cal = _calibrate_module()
         ref = _reference()
-        assert len(set_12.FAMILY) == len(ref) == len(cal.members())
-        assert (set_12.HOURS, set_12.BACKLOG) == (cal.HOURS, cal.BACKLOG)
-        for row, m, r in zip(set_12.FAMILY, cal.members(), ref):
+        assert len(set_14.FAMILY) == len(ref) == len(cal.members())
+        assert (set_14.HOURS, set_14.BACKLOG) == (cal.HOURS, cal.BACKLOG)
+        for row, m, r in zip(set_14.FAMILY, cal.members(), ref):
             slots, inter, batch, trough, peak, cost, p99_target, batch_target = row
             assert (slots, inter, batch, trough, peak, cost, p99_target) == (
                 m["slots"], m["inter_service_s"], m["batch_service_s"], m["trough_rate"], m["peak_rate"],
@@ -166,22 +166,22 @@ class TestCapstone:
     def test_many_identifiers_get_a_member_and_unseen_seeds(self):
         spec = get_set(CAPSTONE)
         key = load_key(SOLUTIONS, CAPSTONE)
-        from lanes.exercises.sets import set_12
+        from lanes.exercises.sets import set_14
 
         seen = set()
         for i in range(300):
             v = spec.variant(f"student{i:03d}")
             seen.add(v.scenario_id)
-            assert set_12.FAMILY[v.scenario_id][6:] == (v.p99_target_s, v.batch_target)
+            assert set_14.FAMILY[v.scenario_id][6:] == (v.p99_target_s, v.batch_target)
             hidden = key.hidden_seeds(v.student, v.seed)
             assert len(set(hidden)) == key.HIDDEN_SEEDS
             assert not set(hidden) & {v.seed + k for k in range(key.NEXT_SEEDS + 1)}
-        assert seen == set(range(len(set_12.FAMILY)))
+        assert seen == set(range(len(set_14.FAMILY)))
 
     def test_hidden_seeds_depend_on_the_identifier(self):
         key = load_key(SOLUTIONS, CAPSTONE)
         assert key.hidden_seeds("alice", 1) != key.hidden_seeds("bob", 1)
-        assert key.SECRET not in (ROOT / "lanes" / "exercises" / "sets" / "set_12.py").read_text()
+        assert key.SECRET not in (ROOT / "lanes" / "exercises" / "sets" / "set_14.py").read_text()
 
     def test_every_member_reference_meets_both_targets_on_a_students_hidden_seeds(self, capsys):
         # one sample student per member of the family, simulated on that student's hidden seeds

@@ -2,12 +2,12 @@ from otter.test_files import test_case
 
 OK_FORMAT = False
 
-name = "q2"
-points = 1
+name = "q1"
+points = 2
 
 @test_case(points=0, hidden=False, 
     success_message="Form check passed. This does not check the value: the grader recomputes it for your variant.")
-def test_q2_form(env):
+def test_q1_form(env):
     from lanes.exercises import public_check
-    public_check('12_capstone', 'q2', env)
+    public_check('14_capstone', 'q1', env)
 

@@ -9,5 +9,5 @@ points = 1
     success_message="Form check passed. This does not check the value: the grader recomputes it for your variant.")
 def test_q4_form(env):
     from lanes.exercises import public_check
-    public_check('12_capstone', 'q4', env)
+    public_check('14_capstone', 'q4', env)
 

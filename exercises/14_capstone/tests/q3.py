@@ -2,12 +2,12 @@ from otter.test_files import test_case
 
 OK_FORMAT = False
 
-name = "q5"
-points = 5
+name = "q3"
+points = 1
 
 @test_case(points=0, hidden=False, 
     success_message="Form check passed. This does not check the value: the grader recomputes it for your variant.")
-def test_q5_form(env):
+def test_q3_form(env):
     from lanes.exercises import public_check
-    public_check('12_capstone', 'q5', env)
+    public_check('14_capstone', 'q3', env)
 

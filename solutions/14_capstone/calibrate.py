@@ -1,7 +1,7 @@
 """Calibrate the capstone's scenario family (instructor tool; minutes of CPU).
 
-    python solutions/12_capstone/calibrate.py            # writes reference.json beside this file
-    python solutions/12_capstone/calibrate.py --check    # the reference on the hidden seeds of a
+    python solutions/14_capstone/calibrate.py            # writes reference.json beside this file
+    python solutions/14_capstone/calibrate.py --check    # the reference on the hidden seeds of a
                                                          # sample student per member (after a new SECRET)
 
 For every member of the family (slots, interactive load and service times, batch service
@@ -10,7 +10,7 @@ seeds, validates the best few on twelve others, and keeps as the **reference** t
 the highest 10th-percentile batch output among those meeting the p99 target on at least 11
 of the 12 validation seeds. The batch target a student must reach is 95% of that
 10th percentile, rounded down to tens (``batch_target``); ``FAMILY`` in
-``lanes/exercises/sets/set_12.py`` holds the public part (scenario, p99 target, batch
+``lanes/exercises/sets/set_14.py`` holds the public part (scenario, p99 target, batch
 target) and ``tests/test_sets_new.py`` checks that the two files agree and that the
 reference still meets both targets on the hidden seeds of sample students.
 """
@@ -108,7 +108,7 @@ def check_hidden() -> int:
     ref = json.loads(pathlib.Path(__file__).with_name("reference.json").read_text())
     variants, i = {}, 0
     while len(variants) < len(ref):
-        v = get_set("12_capstone").variant(f"check{i:04d}")
+        v = get_set("14_capstone").variant(f"check{i:04d}")
         variants.setdefault(v.scenario_id, v)
         i += 1
     failed = 0
@@ -133,7 +133,7 @@ def main() -> int:
               file=sys.stderr, flush=True)
     path = pathlib.Path(__file__).with_name("reference.json")
     path.write_text(json.dumps(out, indent=1) + "\n")
-    print("FAMILY = (  # paste into lanes/exercises/sets/set_12.py")
+    print("FAMILY = (  # paste into lanes/exercises/sets/set_14.py")
     for r in out:
         print(f"    ({r['slots']}, {tuple(r['inter_service_s'])}, {tuple(r['batch_service_s'])}, {r['trough_rate']}, "
               f"{r['peak_rate']}, {r['preempt_cost_s']}, {r['p99_target_s']}, {r['batch_target']}),")
