@@ -28,7 +28,18 @@ _PARTS = ("pool", "engine")
 #: Commands whose part is known without importing the others, so that
 #: ``python -m lanes table`` builds (and imports) only the pool's parser.
 #: Any other command, ``--help`` or none builds the full parser.
-_PART_OF = {"table": "pool"}
+_PART_OF = {"table": "pool", "trace": "pool"}
+
+
+def _replay_inputs(trace, base):
+    """``table --trace``: the replay's scenario and stream, hold times from the engine's step profile.
+
+    The pool cannot import the engine (the layout rule), so the entry point,
+    which sees every part, hands the pool's ``table`` this function.
+    """
+    from .engine.replay import replay_inputs
+
+    return replay_inputs(trace, base)
 
 
 def build_parser(parts: tuple[str, ...] = _PARTS) -> argparse.ArgumentParser:
@@ -44,6 +55,7 @@ def build_parser(parts: tuple[str, ...] = _PARTS) -> argparse.ArgumentParser:
         else:
             from .engine import cli
         cli.add_subcommands(sub)
+    parser.set_defaults(replay_inputs=_replay_inputs)
     return parser
 
 

@@ -1,7 +1,9 @@
-"""``python -m lanes table``: the slot-pool comparison table.
+"""``python -m lanes table`` and ``python -m lanes trace``: the slot-pool table, trace summaries.
 
-Prints the anchor program's table for any scenario and any list of policies,
-as text in the anchor layout or as JSON rows.  Standard library only.
+``table`` prints the anchor program's table for any scenario and any list of
+policies, as text in the anchor layout or as JSON rows; with ``--trace`` the
+interactive arrivals and hold times come from a request trace.  ``trace``
+summarises a trace file.  Standard library only.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import gc
 import marshal
 import os
 
-from .arrivals import draw_stream
+from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
 from .results import PolicyTable
 from .scenario import Scenario
 from .engine import run_table, simulate
+from . import traces
 
 
 def int_arg(text: str) -> int:
@@ -76,6 +79,10 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
     p.add_argument("--jobs", type=int_arg, default=default_jobs(),
                    help="processes to run the policies in (default: two unless the CPUs are saturated)")
+    p.add_argument("--trace", metavar="NAME_OR_PATH", default=None,
+                   help="replay a request trace (conv, code or a CSV path) as the interactive traffic; "
+                        "hold times from the h200-measured step profile; --hours, --inter-service "
+                        "and the rate flags are then taken from the trace")
     add_scenario_flags(p)
     g = p.add_argument_group("extensions (all off by default)")
     g.add_argument("--floor", type=int_arg, default=0, help="slots batch keeps while it has work")
@@ -85,6 +92,41 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--min-run", type=int_arg, default=0, metavar="SECONDS",
                    help="never evict a batch job that has run less than this")
     p.set_defaults(func=_table)
+
+    t = subparsers.add_parser(
+        "trace",
+        help="summarise a request trace (conv, code, or a CSV file in the Azure or re-based layout)",
+        description="Print a trace's requests, span, mean rate and token quantiles "
+                    "(nearest rank: sorted[int(q * n)]).",
+    )
+    t.add_argument("trace", metavar="NAME_OR_PATH", help=f"a shipped trace ({', '.join(traces.SHIPPED)}) or a CSV path")
+    t.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    t.set_defaults(func=_trace)
+
+
+def _trace(args: argparse.Namespace) -> int:
+    summary = traces.load_trace(args.trace).summary()
+    if args.json:
+        import json
+
+        print(json.dumps(summary))
+        return 0
+    print(trace_text(summary, shipped=args.trace in traces.SHIPPED))
+    return 0
+
+
+def trace_text(s: dict, *, shipped: bool = False) -> str:
+    """The ``trace`` command's text: one line of totals, a small table of token quantiles."""
+    lines = [
+        f"trace {s['name']}: {s['requests']:,} requests over {s['span_s']:,.0f} s, "
+        f"mean rate {s['rate_per_s']:.2f} req/s",
+        f"{'':<15}{'p50':>8}{'p99':>8}{'max':>8}",
+    ]
+    for label in ("prompt", "output"):
+        lines.append(f"{label + ' tokens':<15}" + "".join(f"{s[f'{label}_{q}']:>8,}" for q in ("p50", "p99", "max")))
+    if shipped:
+        lines.append(f"source: {traces.ATTRIBUTION}")
+    return "\n".join(lines)
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -99,14 +141,34 @@ def _table(args: argparse.Namespace) -> int:
         p.check_fits(scenario.slots)
     if args.jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1 (got {args.jobs})")
-    rows = table_rows(scenario, policies, jobs=args.jobs)
+    stream = header = None
+    if args.trace is not None:
+        replay_inputs = getattr(args, "replay_inputs", None)
+        if replay_inputs is None:  # pragma: no cover - only when this parser is used on its own
+            raise ValueError("--trace needs the engine's step profile: run it as python -m lanes table --trace ...")
+        trace = traces.load_trace(args.trace)
+        scenario, stream = replay_inputs(trace, scenario)
+        header = trace_header(trace, scenario)
+    rows = table_rows(scenario, policies, jobs=args.jobs, stream=stream)
     if args.json:
         import json
 
         print(json.dumps([row for _, row in rows]))
     else:
-        print("\n".join([PolicyTable.header(scenario), *(line for line, _ in rows)]))
+        head = PolicyTable.header(scenario) if header is None else "\n".join([header, "", PolicyTable.header(scenario).splitlines()[-1]])
+        print("\n".join([head, *(line for line, _ in rows)]))
     return 0
+
+
+def trace_header(trace: traces.Trace, scenario: Scenario) -> str:
+    """First line of ``table --trace``: the trace, the holds and the pool."""
+    lo, hi = scenario.inter_service_s
+    bl, bh = scenario.batch_service_s
+    return (
+        f"trace {trace.name}: {trace.n_requests:,} requests over {trace.span_s:,.0f} s "
+        f"({trace.rate_per_s:.2f} req/s) x {lo}-{hi} s; {scenario.slots} slots, "
+        f"batch backlog {scenario.backlog} x {bl}-{bh} s"
+    )
 
 
 def default_jobs() -> int:
@@ -131,7 +193,9 @@ def default_jobs() -> int:
     return 2 if idle > 0 else 1
 
 
-def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 1) -> list[tuple[str, dict]]:
+def table_rows(
+    scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 1, stream: ArrivalStream | None = None
+) -> list[tuple[str, dict]]:
     """Each policy's table line and JSON row, in order.
 
     The random draws are made once, before any worker starts.  With ``jobs``
@@ -139,14 +203,16 @@ def table_rows(scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 
     policy and sends its lines and rows back through a pipe (``marshal``, which
     is built in and round-trips floats exactly); the parent runs the rest.
     Runs are deterministic, so the output is the same for any ``jobs``.
-    If the child fails, the parent runs its share itself.
+    If the child fails, the parent runs its share itself.  ``stream``
+    replaces the draws (a trace replay).
     """
     if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
-        return [(r.line(), r.row()) for r in run_table(scenario, policies)]
-    draw_stream(scenario)  # before the fork, so both processes share the draws
+        return [(r.line(), r.row()) for r in run_table(scenario, policies, stream=stream)]
+    if stream is None:
+        stream = draw_stream(scenario)  # before the fork, so both processes share the draws
 
     def one(policy: Policy) -> tuple[str, dict]:
-        result = simulate(scenario, policy)
+        result = simulate(scenario, policy, stream=stream)
         return result.line(), result.row()
 
     mine, theirs = policies[0::2], policies[1::2]

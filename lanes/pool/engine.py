@@ -73,14 +73,21 @@ def simulate(
 def run_table(
     scenario: Scenario | None = None,
     policies: tuple[str | Policy, ...] | list[str | Policy] = DEFAULT_POLICIES,
+    *,
+    stream: ArrivalStream | None = None,
     **extensions: object,
 ) -> PolicyTable:
-    """Run several policies on one scenario, drawing its randomness once."""
+    """Run several policies on one scenario, drawing its randomness once.
+
+    ``stream`` replaces the draws with given arrivals (a trace replay:
+    :func:`lanes.pool.traces.trace_stream`); every policy reads it.
+    """
     scenario = Scenario() if scenario is None else scenario
     pols = [parse_policy(p, **extensions) for p in policies]
     for p in pols:
         p.check_fits(scenario.slots)
-    stream = draw_stream(scenario)
+    if stream is None:
+        stream = draw_stream(scenario)
     return PolicyTable(scenario, tuple(_run(scenario, p, stream) for p in pols))
 
 

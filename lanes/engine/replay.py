@@ -1,0 +1,175 @@
+"""Replaying a request trace: hold times from a step-time profile, then the slot pool.
+
+The slot pool needs one number per request: the seconds it holds a slot.  A
+trace gives tokens instead, so this module prices them with the engine's
+step model (:func:`lanes.engine.steps.step_cost`, by default on the
+``h200-measured`` profile, Llama 3.1 8B):
+
+``hold_s = prefill(prompt_tokens) + output_tokens x decode_step(batch)``
+
+* ``prefill(p)`` is one prefill step of the whole prompt, alone on the GPU;
+* ``decode_step(batch)`` is one decode step with ``batch`` sequences (the
+  pool's slot count: the pool keeps that many sequences decoding), each
+  holding the trace's mean context, ``mean(prompt) + mean(output) / 2``
+  tokens (a decoder is on average half-way through its output).
+
+These are the hold times of a pool that runs full; they ignore queueing
+inside the engine (that is what :func:`lanes.engine.steps.simulate` models,
+and it takes a trace too).  The pool rounds each hold up to whole seconds.
+
+>>> from lanes.pool.traces import load_trace
+>>> table = trace_table(load_trace("conv").window(0, 600), policies=("priority", "reserve:8"))
+>>> [r.policy.spec for r in table.results]
+['priority', 'reserve:8']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .. import _checks
+from ..pool.engine import run_table, simulate
+from ..pool.policies import DEFAULT_POLICIES, Policy
+from ..pool.results import PolicyTable, SlotPoolResult
+from ..pool.scenario import Scenario
+from ..pool.traces import Trace, load_trace, trace_scenario, trace_stream
+from .hardware import Hardware, Model, get_hardware, get_model
+from .steps import Request, step_cost
+
+DEFAULT_HARDWARE = "h200-measured"
+DEFAULT_MODEL = "llama-3.1-8b"
+
+
+@dataclass(frozen=True)
+class HoldProfile:
+    """The numbers that turn tokens into slot seconds.
+
+    Attributes
+    ----------
+    decode_step_s : float
+        One decode step at ``batch`` sequences of ``context_tokens`` each, seconds.
+    batch : int
+        Sequences decoding together (the pool's slots).
+    context_tokens : int
+        Tokens in each decoder's KV cache for ``decode_step_s``.
+    hardware, model : str
+        Catalogue names of the profile.
+    """
+
+    decode_step_s: float
+    batch: int
+    context_tokens: int
+    hardware: str
+    model: str
+
+
+def hold_profile(
+    trace: Trace,
+    *,
+    batch: int = 64,
+    hardware: str | Hardware = DEFAULT_HARDWARE,
+    model: str | Model = DEFAULT_MODEL,
+) -> HoldProfile:
+    """The decode step a replay of ``trace`` uses (see the module docstring)."""
+    m, h = _resolve(model, hardware)
+    return _profile(trace, _checks.integer("batch", batch, lo=1), m, h)
+
+
+def _resolve(model: str | Model, hardware: str | Hardware) -> tuple[Model, Hardware]:
+    m = model if isinstance(model, Model) else get_model(model)
+    h = hardware if isinstance(hardware, Hardware) else get_hardware(hardware)
+    return m, h
+
+
+def _profile(trace: Trace, batch: int, m: Model, h: Hardware) -> HoldProfile:
+    n = trace.n_requests
+    context = round(sum(trace.prompt_tokens) / n + sum(trace.output_tokens) / n / 2)
+    step = step_cost([(context, 1)] * batch, model=m, hardware=h).duration_s
+    return HoldProfile(step, batch, context, h.name, m.name)
+
+
+def hold_times_s(
+    trace: Trace,
+    *,
+    batch: int = 64,
+    hardware: str | Hardware = DEFAULT_HARDWARE,
+    model: str | Model = DEFAULT_MODEL,
+) -> list[float]:
+    """Seconds each request of ``trace`` holds a slot: its prefill plus its outputs' decode steps.
+
+    Parameters
+    ----------
+    trace : Trace
+        The requests.
+    batch : int
+        Sequences decoding together: the pool's slot count (>= 1).
+    hardware, model : str or catalogue entry
+        The step-time profile (default ``h200-measured``, ``llama-3.1-8b``).
+    """
+    m, h = _resolve(model, hardware)
+    step = _profile(trace, _checks.integer("batch", batch, lo=1), m, h).decode_step_s
+    prefill: dict[int, float] = {}  # one step_cost per distinct prompt length
+    out = []
+    for p, o in zip(trace.prompt_tokens, trace.output_tokens):
+        s = prefill.get(p)
+        if s is None:
+            s = prefill[p] = step_cost([(0, p)], model=m, hardware=h).duration_s
+        out.append(s + o * step)
+    return out
+
+
+def replay_inputs(
+    trace: Trace | str,
+    base: Scenario | None = None,
+    *,
+    hardware: str | Hardware = DEFAULT_HARDWARE,
+    model: str | Model = DEFAULT_MODEL,
+):
+    """The scenario and arrival stream of a replay: ``(scenario, stream)``.
+
+    ``trace`` is a :class:`~lanes.pool.traces.Trace` or a shipped name or
+    path; ``base`` gives the pool, the backlog and the seed (default: the
+    anchor scenario); the decode batch is ``base.slots``.
+    """
+    tr = load_trace(trace) if isinstance(trace, str) else trace
+    base = Scenario() if base is None else base
+    holds = hold_times_s(tr, batch=base.slots, hardware=hardware, model=model)
+    scenario = trace_scenario(tr, holds, base)
+    return scenario, trace_stream(tr, holds, scenario)
+
+
+def replay(
+    trace: Trace | str,
+    policy: str | Policy = "priority",
+    base: Scenario | None = None,
+    *,
+    hardware: str | Hardware = DEFAULT_HARDWARE,
+    model: str | Model = DEFAULT_MODEL,
+    **extensions: object,
+) -> SlotPoolResult:
+    """One policy of the slot pool on a trace (the fast engine)."""
+    scenario, stream = replay_inputs(trace, base, hardware=hardware, model=model)
+    return simulate(scenario, policy, stream=stream, **extensions)
+
+
+def trace_table(
+    trace: Trace | str,
+    base: Scenario | None = None,
+    policies: Sequence[str | Policy] = DEFAULT_POLICIES,
+    *,
+    hardware: str | Hardware = DEFAULT_HARDWARE,
+    model: str | Model = DEFAULT_MODEL,
+    **extensions: object,
+) -> PolicyTable:
+    """Several policies of the slot pool on one trace, the stream built once."""
+    scenario, stream = replay_inputs(trace, base, hardware=hardware, model=model)
+    return run_table(scenario, tuple(policies), stream=stream, **extensions)
+
+
+def trace_requests(trace: Trace) -> list[Request]:
+    """The trace's requests for the step-level simulator (:func:`lanes.engine.steps.simulate`)."""
+    return [
+        Request(prompt_tokens=p, output_tokens=o, arrival_s=t)
+        for t, p, o in zip(trace.arrival_s, trace.prompt_tokens, trace.output_tokens)
+    ]
