@@ -116,6 +116,8 @@ def _package_files_in_tree() -> set[str]:
         rel = path.relative_to(ROOT).as_posix()
         if path.suffix == ".py" or re.fullmatch(r"lanes/engine/data/[^/]+\.jsonl", rel):
             files.add(rel)
+        elif re.fullmatch(r"lanes/data/traces/[^/]+\.(csv\.gz|txt|md)", rel):  # the traces, licence, credit
+            files.add(rel)
     return files
 
 

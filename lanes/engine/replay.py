@@ -168,7 +168,7 @@ def trace_table(
 
 
 def trace_requests(trace: Trace) -> list[Request]:
-    """The trace's requests for the step-level simulator (:func:`lanes.engine.steps.simulate`)."""
+    """The trace's requests for the step-level simulator (which also takes the trace itself)."""
     return [
         Request(prompt_tokens=p, output_tokens=o, arrival_s=t)
         for t, p, o in zip(trace.arrival_s, trace.prompt_tokens, trace.output_tokens)

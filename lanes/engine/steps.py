@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import Union
 
 from .. import _checks
+from ..pool.traces import Trace
 from .hardware import Hardware, Model, get_hardware, get_model
 
 # ---------------------------------------------------------------------------
@@ -304,9 +305,11 @@ def simulate(
 
     Parameters
     ----------
-    requests : sequence of Request or int
+    requests : sequence of Request or int, or a Trace
         The requests; a bare int is a prompt of that many tokens arriving at
         t = 0 with one output token.  Ties in arrival time keep input order.
+        A :class:`lanes.pool.traces.Trace` gives one request per traced one
+        (its arrival, prompt and output tokens).
     budget_tokens : int
         Maximum tokens (prefill plus decode) per step, vLLM's
         ``max_num_batched_tokens`` (>= 1).
@@ -326,6 +329,11 @@ def simulate(
     StepResult
         TTFT and finish time per request (input order) and every step.
     """
+    if isinstance(requests, Trace):  # a request trace: its arrivals, prompts and outputs
+        requests = [
+            Request(prompt_tokens=p, output_tokens=o, arrival_s=t)
+            for t, p, o in zip(requests.arrival_s, requests.prompt_tokens, requests.output_tokens)
+        ]
     reqs = [r if isinstance(r, Request) else Request(prompt_tokens=r) for r in requests]
     if not reqs:
         raise ValueError("requests must contain at least one request (got 0)")
