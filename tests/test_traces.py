@@ -206,6 +206,14 @@ class TestCopies:
         assert abs(a.summary()["output_p50"] / conv.summary()["output_p50"] - 1) < 0.1
         assert all(y >= x for x, y in zip(a.arrival_s, a.arrival_s[1:]))
 
+    def test_a_poisson_copy_keeps_count_span_and_tokens(self, code):
+        a, b = code.as_poisson(3), code.as_poisson(3)
+        assert a == b and a != code.as_poisson(4)
+        assert a.n_requests == code.n_requests and a.span_s == pytest.approx(code.span_s)
+        assert a.prompt_tokens == code.prompt_tokens and a.output_tokens == code.output_tokens
+        assert code.dispersion(1) > 5 and 0.85 < a.dispersion(1) < 1.15
+        assert 0.7 < a.dispersion(60) < 1.4
+
     def test_to_frame_has_the_three_columns(self, code):
         df = code.window(0, 120).to_frame()
         assert list(df.columns) == ["arrival_s", "prompt_tokens", "output_tokens"]
@@ -275,6 +283,14 @@ class TestReplay:
         sc, st = rp.replay_inputs(code.window(0, 900))
         assert [r.row() for r in table.results] == [lanes.simulate(sc, p, stream=st).row()
                                                      for p in ("priority", "reserve:8", "preempt")]
+
+    def test_smallest_reserve_is_the_first_r_that_meets_the_target(self, conv):
+        w = conv.window(0, 900)
+        base = lanes.Scenario(slots=32)
+        r = rp.smallest_reserve(w, 2, base)
+        assert r is not None and r > 0
+        assert rp.replay(w, f"reserve:{r}", base).p99_s <= 2 < rp.replay(w, f"reserve:{r - 1}", base).p99_s
+        assert rp.smallest_reserve(w, 0, lanes.Scenario(slots=12)) is None
 
     def test_a_stream_for_another_scenario_is_refused(self, conv):
         w = conv.window(0, 300)

@@ -167,6 +167,29 @@ def trace_table(
     return run_table(scenario, tuple(policies), stream=stream, **extensions)
 
 
+def smallest_reserve(
+    trace: Trace | str,
+    target_p99_s: float = 2,
+    base: Scenario | None = None,
+    *,
+    hardware: str | Hardware = DEFAULT_HARDWARE,
+    model: str | Model = DEFAULT_MODEL,
+) -> int | None:
+    """Smallest R for which ``reserve:R`` keeps the interactive p99 wait at or below ``target_p99_s``.
+
+    Every R from 0 to the pool's slots is tried in order (no gaps); ``None``
+    when none meets the target.  A run that admits no request does not count
+    as meeting it.
+    """
+    target = _checks.number("target_p99_s", target_p99_s, lo=0)
+    scenario, stream = replay_inputs(trace, base, hardware=hardware, model=model)
+    for r in range(scenario.slots + 1):
+        result = simulate(scenario, f"reserve:{r}", stream=stream)
+        if 0 <= result.p99_s <= target:
+            return r
+    return None
+
+
 def trace_requests(trace: Trace) -> list[Request]:
     """The trace's requests for the step-level simulator (which also takes the trace itself)."""
     return [

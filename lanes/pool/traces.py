@@ -235,6 +235,22 @@ class Trace:
         t0 = t[0]
         return Trace(f"{self.name}~{seed}", tuple(x - t0 for x in t), tuple(p), tuple(o))
 
+    def as_poisson(self, seed: int) -> "Trace":
+        """The same requests at Poisson arrival times of the same mean rate.
+
+        A Poisson stream, given how many arrivals fall in a window, places them
+        independently and uniformly in it; so this copy keeps the request count,
+        the span and every request's tokens (in their order) and draws the
+        arrival times as sorted uniform numbers over the span
+        (``random.Random(seed)``).  Only the burstiness is gone.
+        """
+        seed = _checks.integer("seed", seed)
+        rng = random.Random(seed)
+        span = self.span_s
+        inner = sorted(rng.random() * span for _ in range(self.n_requests - 2))
+        times = (0.0, *inner, span) if self.n_requests > 1 else (0.0,)
+        return Trace(f"{self.name}:poisson~{seed}", tuple(times), self.prompt_tokens, self.output_tokens)
+
     # --- tables -------------------------------------------------------------------------
     def to_frame(self):
         """The requests as a pandas DataFrame (``arrival_s``, ``prompt_tokens``, ``output_tokens``).
