@@ -1,0 +1,194 @@
+"""Chapter 12 (real traffic): every claim of the text, computed with lanes.
+
+Each test recomputes a claim through the functions the chapter calls and checks
+that the number the chapter glues into its prose is that number, then checks
+the statement the prose makes about it.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from lanes.engine import replay
+from lanes.pool import traces
+from glued_values import glued, referenced
+
+STEM = "12_real_traffic"
+TARGET_S = 2
+SEEDS = range(1, 9)  # the chapter's resampled hours and Poisson copies
+SLOTS = 64  # the anchor pool the chapter replays into
+
+
+@pytest.fixture(scope="module")
+def text():
+    return glued(STEM)
+
+
+@pytest.fixture(scope="module")
+def hours():
+    conv, code = traces.load_trace("conv"), traces.load_trace("code")
+    return {"conv": conv, "code": code, "conv_p": conv.as_poisson(1), "code_p": code.as_poisson(1)}
+
+
+@pytest.fixture(scope="module")
+def inputs(hours):
+    return {k: replay.replay_inputs(t) for k, t in hours.items()}
+
+
+@pytest.fixture(scope="module")
+def over(hours):
+    """Smallest R on every resampled hour and Poisson copy, by (hour, kind)."""
+    out = {}
+    for name in ("conv", "code"):
+        t = hours[name]
+        out[name, "rs"] = [replay.smallest_reserve(t.resample(s), TARGET_S) for s in SEEDS]
+        out[name, "ps"] = [replay.smallest_reserve(t.as_poisson(s), TARGET_S) for s in SEEDS]
+    return out
+
+
+def test_every_glued_name_in_the_text_is_computed(text):
+    missing = referenced(STEM) - set(text)
+    assert not missing, f"the text shows values no cell glues: {sorted(missing)}"
+
+
+def test_the_hours_and_the_target(text, hours):
+    assert text["target_s"] == TARGET_S
+    for name in ("conv", "code"):
+        assert text[f"{name}_n"] == hours[name].n_requests
+        assert text[f"{name}_rate"] == pytest.approx(hours[name].rate_per_s)
+
+
+class TestBurstiness:
+    def test_ratios_are_the_traces(self, text, hours):
+        for key, t in hours.items():
+            assert text[f"{key}_vmr_s"] == pytest.approx(t.dispersion(1))
+            assert text[f"{key}_vmr_min"] == pytest.approx(t.dispersion(60))
+            assert text[f"{key}_peak_s"] == max(t.counts(1))
+
+    def test_conversation_close_to_poisson_per_second_but_drifting_per_minute(self, text, hours):
+        assert text["conv_vmr_s"] < 1.6
+        # "by more than any Poisson stream of one fixed rate would": no copy comes near
+        copies = [hours["conv"].as_poisson(s).dispersion(60) for s in SEEDS]
+        assert text["conv_vmr_min"] > 5 * max(copies)
+
+    def test_coding_hour_bursty_at_both_scales(self, text, hours):
+        assert text["code_vmr_s"] > 10 and text["code_vmr_min"] > 100
+        assert hours["code"].rate_per_s < 3  # "a mean under three per second"
+        assert text["code_peak_s"] > 5 * text["code_p_peak_s"]
+        # the copy shown never exceeds the count quoted; nor do the others by much
+        assert max(max(hours["code"].as_poisson(s).counts(1)) for s in SEEDS) < text["code_peak_s"] / 3
+
+
+class TestTails:
+    def test_token_figures(self, text, hours):
+        for name in ("conv", "code"):
+            s = hours[name].summary()
+            for k in ("prompt_p50", "prompt_p99", "output_p50", "output_p99", "output_max"):
+                assert text[f"{name}_{k}"] == s[k]
+            assert text[f"{name}_output_mean"] == pytest.approx(statistics.mean(hours[name].output_tokens))
+
+    def test_median_below_mean_and_the_coding_hour_more_extreme(self, text):
+        for name in ("conv", "code"):
+            assert text[f"{name}_output_p50"] < text[f"{name}_output_mean"]
+        assert text["code_output_p50"] < text["conv_output_p50"]
+        assert text["code_output_max"] > text["conv_output_max"]
+        assert text["code_top_share"] > text["conv_top_share"]
+
+    def test_top_share(self, text, hours):
+        for name in ("conv", "code"):
+            s = sorted(hours[name].output_tokens, reverse=True)
+            assert text[f"{name}_top_share"] == pytest.approx(sum(s[: round(0.1 * len(s))]) / sum(s))
+        assert text["code_top_share"] > 0.4  # "the longest 10% carry" close to half
+
+
+class TestLittlesLaw:
+    def test_holds_and_l(self, text, hours, inputs):
+        for name in ("conv", "code"):
+            scenario, stream = inputs[name]
+            hold = statistics.mean(stream.inter_service_s)
+            assert text[f"{name}_hold_s"] == pytest.approx(hold)
+            assert text[f"{name}_L"] == pytest.approx(hours[name].rate_per_s * hold)
+            busy = statistics.mean(stream.zero_wait_busy[: scenario.ticks])
+            assert text[f"{name}_busy_mean"] == pytest.approx(busy)
+            # "Little's law holds on the real hour": counted equals predicted
+            assert busy == pytest.approx(text[f"{name}_L"], rel=0.01)
+            assert text[f"{name}_step_ms"] == pytest.approx(
+                1000 * replay.hold_profile(hours[name], batch=SLOTS).decode_step_s)
+
+    def test_short_outputs_hold_briefly_but_peak_high(self, text, inputs):
+        assert text["code_hold_s"] < text["conv_hold_s"] and text["code_L"] < text["conv_L"]
+        for key in ("conv", "code", "conv_p", "code_p"):
+            scenario, stream = inputs[key]
+            assert text[f"{key}_busy_max"] == max(stream.zero_wait_busy[: scenario.ticks])
+        assert text["code_busy_max"] > SLOTS  # the figure: a spike above the whole pool
+        assert text["code_busy_max"] > 5 * text["code_p_busy_max"]
+        assert text["code_busy_max"] > 20 * text["code_L"]  # "the mean does not size a pool"
+        # the conversation hour and its copy reach similar heights
+        assert 0.7 < text["conv_busy_max"] / text["conv_p_busy_max"] < 1.3
+
+
+class TestHeadroom:
+    def test_smallest_r(self, text, hours):
+        for key in ("conv", "conv_p", "code", "code_p"):
+            r = replay.smallest_reserve(hours[key], TARGET_S)
+            assert text[f"r_{key}"] == r
+            assert replay.replay(hours[key], f"reserve:{r}").p99_s <= TARGET_S
+            if r:
+                assert replay.replay(hours[key], f"reserve:{r - 1}").p99_s > TARGET_S
+
+    def test_poisson_reserves_a_fraction_for_the_coding_hour(self, text):
+        assert text["r_code"] > 5 * text["r_code_p"]
+        assert abs(text["r_conv"] - text["r_conv_p"]) <= 3  # "a milder story"
+
+
+class TestOverResampledHours:
+    def test_ranges_are_the_runs(self, text, over):
+        assert text["n_resamples"] == len(SEEDS)
+        for (name, kind), rs in over.items():
+            assert None not in rs
+            assert text[f"{name}_{kind}_r_min"] == min(rs) and text[f"{name}_{kind}_r_max"] == max(rs)
+
+    def test_conversation_ranges_overlap_and_poisson_a_little_generous(self, over):
+        rs, ps = over["conv", "rs"], over["conv", "ps"]
+        assert min(ps) <= max(rs) and min(rs) <= max(ps)
+        assert statistics.median(ps) >= statistics.median(rs)
+
+    def test_every_resampled_coding_hour_needs_more_than_any_poisson_copy(self, over, hours):
+        assert min(over["code", "rs"]) > max(over["code", "ps"])
+        # and on resamples the chapter does not show
+        code = hours["code"]
+        more = [replay.smallest_reserve(code.resample(s), TARGET_S) for s in range(20, 26)]
+        assert min(more) > max(over["code", "ps"])
+
+    def test_the_coding_hour_needs_more_than_the_conversation_hour(self, text, over):
+        assert text["r_code"] > text["r_conv"]
+        assert statistics.median(over["code", "rs"]) > statistics.median(over["conv", "rs"])
+
+
+class TestPolicies:
+    @pytest.fixture(scope="class")
+    def tables(self, text):
+        pols = ("priority", f"reserve:{text['r_code']}", "preempt")
+        return {n: {r.policy.spec: r for r in replay.trace_table(n, policies=pols).results} for n in ("conv", "code")}
+
+    def test_priority_leaves_users_waiting_on_both(self, text, tables):
+        assert text["conv_priority_p99"] == tables["conv"]["priority"].p99_s > TARGET_S
+        assert text["code_priority_p99"] == tables["code"]["priority"].p99_s > TARGET_S
+
+    def test_preemption_beats_the_reserve_on_the_coding_hour(self, text, tables):
+        reserve = tables["code"][f"reserve:{text['r_code']}"]
+        pre = tables["code"]["preempt"]
+        assert text["code_reserve_batch"] == reserve.batch_done
+        assert text["code_preempt_batch"] == pre.batch_done
+        assert text["code_preempt_p99"] == pre.p99_s <= TARGET_S
+        assert pre.batch_done > 1.3 * reserve.batch_done  # "far less batch output lost"
+
+
+def test_the_chapter_credits_the_data():
+    from glued_values import notebook
+
+    prose = "\n".join("".join(c["source"]) for c in notebook(STEM)["cells"] if c["cell_type"] == "markdown")
+    for needle in ("Splitwise", "ISCA 2024", "Azure Public Dataset", "CC BY 4.0"):
+        assert needle in prose
