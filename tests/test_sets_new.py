@@ -134,9 +134,14 @@ class TestCapstone:
 
         cal = _calibrate_module()
         ref = _reference()
-        assert len(set_14.FAMILY) == len(ref) == len(cal.members())
+        assert len(set_14.FAMILY) == len(cal.members())
+        assert len(set_14.TRACE_DAYS) == len(cal.trace_members())
+        assert set_14.MEMBERS == len(ref) == len(cal.members()) + len(cal.trace_members())
         assert (set_14.HOURS, set_14.BACKLOG) == (cal.HOURS, cal.BACKLOG)
-        for row, m, r in zip(set_14.FAMILY, cal.members(), ref):
+        for day, m in zip(set_14.TRACE_DAYS, cal.trace_members()):
+            assert day[0] == m["trace"]
+        rows = [set_14.member_row(k) for k in range(set_14.MEMBERS)]
+        for row, m, r in zip(rows, cal.members() + cal.trace_members(), ref):
             slots, inter, batch, trough, peak, cost, p99_target, batch_target = row
             assert (slots, inter, batch, trough, peak, cost, p99_target) == (
                 m["slots"], m["inter_service_s"], m["batch_service_s"], m["trough_rate"], m["peak_rate"],
@@ -172,11 +177,11 @@ class TestCapstone:
         for i in range(300):
             v = spec.variant(f"student{i:03d}")
             seen.add(v.scenario_id)
-            assert set_14.FAMILY[v.scenario_id][6:] == (v.p99_target_s, v.batch_target)
+            assert set_14.member_row(v.scenario_id)[6:] == (v.p99_target_s, v.batch_target)
             hidden = key.hidden_seeds(v.student, v.seed)
             assert len(set(hidden)) == key.HIDDEN_SEEDS
             assert not set(hidden) & {v.seed + k for k in range(key.NEXT_SEEDS + 1)}
-        assert seen == set(range(len(set_14.FAMILY)))
+        assert seen == set(range(set_14.MEMBERS))
 
     def test_hidden_seeds_depend_on_the_identifier(self):
         key = load_key(SOLUTIONS, CAPSTONE)

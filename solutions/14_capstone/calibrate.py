@@ -48,16 +48,48 @@ def members() -> list[dict]:
     return out
 
 
+def trace_members() -> list[dict]:
+    """Trace days: a resample of a shipped hour (the seed picks the resample) in a pool.
+
+    The fields a trace replaces (hours, interactive service, rates) describe the
+    shipped hour only roughly: the run takes them from the resampled trace.
+    """
+    return [{"trace": "conv", "slots": 48, "inter_service_s": (1, 11), "batch_service_s": (60, 180),
+             "peak_rate": 5.5, "trough_rate": 5.5, "preempt_cost_s": 15, "p99_target_s": 3}]
+
+
 def scenario(m: dict, seed: int) -> lanes.Scenario:
     return lanes.Scenario(slots=m["slots"], hours=HOURS, backlog=BACKLOG, batch_service_s=m["batch_service_s"],
                           inter_service_s=m["inter_service_s"], trough_rate=m["trough_rate"],
                           peak_rate=m["peak_rate"], preempt_cost_s=m["preempt_cost_s"], seed=seed)
 
 
+_REPLAYS: dict = {}
+
+
+def replay_inputs(m: dict, seed: int):
+    """A trace day's (scenario, stream) for ``seed``, built once per member and seed."""
+    key = (m["trace"], m["slots"], tuple(m["batch_service_s"]), m["preempt_cost_s"], seed)
+    if key not in _REPLAYS:
+        from lanes.engine import replay
+        from lanes.pool import traces
+
+        _REPLAYS[key] = replay.replay_inputs(traces.load_trace(m["trace"]).resample(seed), scenario(m, seed))
+    return _REPLAYS[key]
+
+
+def simulate(m: dict, seed: int, spec: str, ext: dict):
+    """One run of member ``m`` on ``seed``: a simulated day, or a trace day's replay."""
+    if m.get("trace"):
+        sc, stream = replay_inputs(m, seed)
+        return lanes.simulate(sc, spec, stream=stream, **ext)
+    return lanes.simulate(scenario(m, seed), spec, **ext)
+
+
 def run(m: dict, seed: int, spec: str, ext: dict) -> tuple[float, int]:
     """(p99 wait, batch jobs done); the p99 is infinite when interactive work is starved,
     as the key judges it (more than 0.5% of arrivals never admitted)."""
-    r = lanes.simulate(scenario(m, seed), spec, **ext)
+    r = simulate(m, seed, spec, ext)
     starved = r.p99_s < 0 or r.n_arrivals - r.n_interactive > 0.005 * r.n_arrivals
     return (math.inf if starved else r.p99_s), r.batch_done
 
@@ -127,16 +159,21 @@ def main() -> int:
     if sys.argv[1:] == ["--check"]:
         return check_hidden()
     out = []
-    for k, m in enumerate(members()):
+    for k, m in enumerate(members() + trace_members()):
         out.append(calibrate(m))
         print(k, out[-1]["reference"]["spec"], out[-1]["reference"]["ext"], out[-1]["batch_target"],
               file=sys.stderr, flush=True)
     path = pathlib.Path(__file__).with_name("reference.json")
     path.write_text(json.dumps(out, indent=1) + "\n")
     print("FAMILY = (  # paste into lanes/exercises/sets/set_14.py")
-    for r in out:
+    for r in out[: len(members())]:
         print(f"    ({r['slots']}, {tuple(r['inter_service_s'])}, {tuple(r['batch_service_s'])}, {r['trough_rate']}, "
               f"{r['peak_rate']}, {r['preempt_cost_s']}, {r['p99_target_s']}, {r['batch_target']}),")
+    print(")")
+    print("TRACE_DAYS = (  # paste into lanes/exercises/sets/set_14.py")
+    for r in out[len(members()):]:
+        print(f"    ({r['trace']!r}, {r['slots']}, {tuple(r['inter_service_s'])}, {tuple(r['batch_service_s'])}, "
+              f"{r['trough_rate']}, {r['peak_rate']}, {r['preempt_cost_s']}, {r['p99_target_s']}, {r['batch_target']}),")
     print(")")
     return 0
 

@@ -37,9 +37,32 @@ def scenario(v, seed):
                           peak_rate=v.peak_rate, preempt_cost_s=v.preempt_cost_s, seed=seed)
 
 
+@lru_cache(maxsize=4)
+def _trace(name):
+    from lanes.pool import traces
+
+    return traces.load_trace(name)
+
+
+@lru_cache(maxsize=64)
+def _replay_inputs(v, seed):
+    """A trace day's (scenario, stream) on ``seed``: the seed picks the resample of the real hour."""
+    from lanes.engine import replay
+
+    return replay.replay_inputs(_trace(v.trace).resample(seed), scenario(v, seed))
+
+
+def simulate(v, seed, spec, **ext):
+    """One run of the student's member on ``seed``: a simulated day, or a trace day's replay."""
+    if v.trace:
+        sc, stream = _replay_inputs(v, seed)
+        return lanes.simulate(sc, spec, stream=stream, **ext)
+    return lanes.simulate(scenario(v, seed), spec, **ext)
+
+
 @lru_cache(maxsize=None)
 def _p99(v, seed, spec):
-    return lanes.simulate(scenario(v, seed), spec).p99_s
+    return simulate(v, seed, spec).p99_s
 
 
 @lru_cache(maxsize=None)
@@ -95,7 +118,7 @@ def evaluate(v, pol, seeds):
     """(p99 met, both targets met) per seed."""
     out = []
     for seed in seeds:
-        r = lanes.simulate(scenario(v, seed), pol)
+        r = simulate(v, seed, pol)
         latency = latency_met(r, v.p99_target_s)
         out.append((latency, latency and r.batch_done >= v.batch_target))
     return out
