@@ -13,5 +13,6 @@ batcher      a micro-batcher on a virtual clock
 continuous   static against continuous batching
 kvpool       a pool counted in KV blocks, and preemption costs
 fairness     token-weighted tenant fairness
+replay       request traces replayed: hold times from a step profile, then the slot pool
 plots, widgets, cli   figures, explorers and the ``chains``/``prefill``/``steptime`` subcommands
 """
