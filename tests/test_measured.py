@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import statistics
 from dataclasses import fields
 
@@ -275,6 +276,35 @@ class TestMeasuredRange:
 
         bare = replace(H200_LLAMA_8B, measured_range=None)
         assert len(bare.outside_measured_range(self.M, decode=(1, 512))) == 1
+
+
+class TestBadInputToTheNewCalls:
+    M = get_model("llama-3.1-8b")
+
+    @pytest.mark.parametrize("kw, word", [
+        (dict(decode=5), "decode must be a (batch, context) pair"),
+        (dict(decode=(1,)), "decode must be a (batch, context) pair"),
+        (dict(decode=(1.5, 2)), "decode batch"),
+        (dict(decode=(1, -2)), "decode context"),
+        (dict(prefills=5), "prefills must be a sequence"),
+        (dict(prefills="ab"), "prefills must be a sequence"),
+        (dict(prefills=[(1,)]), "prefills must hold"),
+        (dict(prefills=[(0, 0)]), "prefill tokens"),
+    ])
+    def test_refused_with_the_parameter_named(self, kw, word):
+        with pytest.raises(ValueError, match=re.escape(word)):
+            H200_LLAMA_8B.outside_measured_range(self.M, **kw)
+        with pytest.raises(ValueError, match=re.escape(word)):
+            H200_LLAMA_8B.breakdown(self.M, **kw)
+
+    def test_soft_max(self):
+        from lanes.engine.calibration import soft_max
+
+        assert soft_max(3, 4, 1) == 7 and soft_max(3, 4, 2) == pytest.approx(5) and soft_max(0, 0, 2) == 0
+        assert 4 < soft_max(3, 4, 8) < 4.1
+        for args, word in (((-1, 1, 2), "a"), ((1, "x", 2), "b"), ((1, 1, 0.5), "p")):
+            with pytest.raises(ValueError, match=f"^{word} must be"):
+                soft_max(*args)
 
 
 class TestModelVocab:

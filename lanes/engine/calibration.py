@@ -146,6 +146,9 @@ class MeasuredRange:
 
         ``context`` is the mean cached tokens per decoder; ``prefills`` are (tokens, prior) pairs.
         """
+        batch = _checks.integer("batch", batch, lo=0)
+        context = _checks.number("context", context, lo=0)
+        prefills = _chunks(prefills)
         out = []
         shape = (model.layers, model.d_model, model.kv_heads, model.head_dim)
         if shape != self.shape:
@@ -255,13 +258,8 @@ class StepModel:
             ``prior_attention_s``, ``launch_s`` (the eager floor's excess over
             the rest, 0 for a graph) and ``step_s``, their sum.
         """
-        batch, context = decode if decode is not None else (0, 0)
-        batch = _checks.integer("decode batch", batch, lo=0)
-        context = _checks.integer("decode context", context, lo=0)
-        chunks = [
-            (_checks.integer("prefill tokens", n, lo=1), _checks.integer("prefill prior", p, lo=0))
-            for n, p in prefills
-        ]
+        batch, context = _decode(decode)
+        chunks = _chunks(prefills)
         return self.parts(model, batch=batch, kv_tokens=batch * context, prefills=chunks, eager=eager)
 
     def parts(
@@ -331,14 +329,39 @@ class StepModel:
         Arguments as in :meth:`breakdown`.  A model without a ``measured_range``
         answers with that one reason.
         """
+        batch, context = _decode(decode)
+        chunks = _chunks(prefills)
         if self.measured_range is None:
             return ("the step model does not record the shapes it was fitted on",)
-        batch, context = decode if decode is not None else (0, 0)
-        return self.measured_range.outside(model, batch=batch, context=context, prefills=list(prefills))
+        return self.measured_range.outside(model, batch=batch, context=context, prefills=chunks)
+
+
+def _decode(decode: object) -> tuple[int, int]:
+    """``decode`` as checked (batch, context) integers; None is no decoders."""
+    if decode is None:
+        return 0, 0
+    if not isinstance(decode, (tuple, list)) or len(decode) != 2:
+        raise ValueError(f"decode must be a (batch, context) pair of integers or None (got {decode!r})")
+    return _checks.integer("decode batch", decode[0], lo=0), _checks.integer("decode context", decode[1], lo=0)
+
+
+def _chunks(prefills: object) -> list[tuple[int, int]]:
+    """``prefills`` as a list of checked (tokens, prior) integer pairs."""
+    if isinstance(prefills, (str, bytes)) or not isinstance(prefills, (tuple, list)):
+        raise ValueError(f"prefills must be a sequence of (tokens, prior) pairs (got {prefills!r})")
+    out = []
+    for pair in prefills:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"prefills must hold (tokens, prior) pairs of integers (got {pair!r})")
+        out.append((_checks.integer("prefill tokens", pair[0], lo=1), _checks.integer("prefill prior", pair[1], lo=0)))
+    return out
 
 
 def soft_max(a: float, b: float, p: float) -> float:
     """``(a^p + b^p)^(1/p)`` for non-negative ``a``, ``b`` and ``p >= 1``: the sum at 1, the maximum as p grows."""
+    a = _checks.number("a", a, lo=0)
+    b = _checks.number("b", b, lo=0)
+    p = _checks.number("p", p, lo=1)
     hi = max(a, b)
     if hi == 0:
         return 0.0
