@@ -268,6 +268,21 @@ class TestGluedNumbers:
         assert text["kv_pair_lo"] < text["kv_tbps"] < text["kv_pair_hi"] < text["hbm_tbps"]
         assert text["copy_tbps"] < text["kv_tbps"]  # "is above the ... device-copy ceiling"
 
+    def test_batch_holdout_numbers(self, text):
+        import math
+
+        held = measured.batch_holdout(RECORDS, max_batch=16)
+        errs = [abs(r.error) for r in held]
+        assert text["hold16_rows"] == len(held) == 13
+        assert {r.batch for r in held} == {32, 64, 128, 256}  # "rows of 32 to 256 sequences"
+        assert text["hold16_median"] == pytest.approx(100 * statistics.median(errs), rel=1e-4)
+        assert text["hold16_worst_bound"] == math.ceil(1000 * max(errs)) / 10
+        eight = [abs(r.error) for r in measured.batch_holdout(RECORDS, max_batch=8)]
+        assert text["hold8_median"] == pytest.approx(100 * statistics.median(eight), rel=1e-4)
+        # "it fails": far worse than the fit past saturation; "no such row ... saturate"
+        assert text["hold8_median"] > 4 * text["hold16_median"]
+        assert 8 * MODEL.kv_heads < FIT.kv_ctas_to_saturate <= 16 * MODEL.kv_heads
+
     def test_range_and_large_batch_numbers(self, text):
         r = FIT.measured_range
         assert (text["range_batch_lo"], text["range_batch_hi"]) == r.decode_batch

@@ -240,6 +240,23 @@ class TestEveryTokenPricedAlike:
         assert all(v > floor + H200_LLAMA_8B.s_per_token for v in per_token[1:])
 
 
+class TestBatchHoldout:
+    def test_small_batches_predict_the_large_ones(self):
+        held = measured.batch_holdout(max_batch=16)
+        assert {r.batch for r in held} == {32, 64, 128, 256} and not any(r.in_fit for r in held)
+        errs = [abs(r.error) for r in held]
+        assert statistics.median(errs) < 0.06 and max(errs) < 0.15
+
+    def test_without_a_saturating_row_the_reach_fails(self):
+        errs = [abs(r.error) for r in measured.batch_holdout(max_batch=8)]
+        assert statistics.median(errs) > 0.15
+
+    @pytest.mark.parametrize("bad", [0, 256, 1000, 2.5, "16"])
+    def test_a_limit_that_leaves_nothing_to_fit_or_predict_is_refused(self, bad):
+        with pytest.raises(ValueError, match="max_batch"):
+            measured.batch_holdout(max_batch=bad)
+
+
 class TestMeasuredRange:
     M = get_model("llama-3.1-8b")
 

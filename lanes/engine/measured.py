@@ -44,6 +44,9 @@ residuals(step_model=None, records=None) -> list[Residual]
     predicted_s, in_fit, and the property ``error`` = predicted/measured - 1).
 leave_one_out(records=None) -> list[Residual]
     The same, each row predicted by a fit made without it.
+batch_holdout(records=None, max_batch=16) -> list[Residual]
+    The decode rows past ``max_batch`` sequences, predicted by a fit to the
+    smaller batches and the prefill rows: how far the model reaches.
 compare(records=None, hardware="h200", mfu=0.5, step_model=None) -> list[dict]
     Every decode and prefill row: measured, datasheet-roofline and calibrated
     seconds side by side.
@@ -561,6 +564,43 @@ def leave_one_out(records: Iterable[dict] | str | Path | None = None) -> list[Re
     return out
 
 
+def batch_holdout(records: Iterable[dict] | str | Path | None = None, *, max_batch: int = 16) -> list[Residual]:
+    """Reach past the fitted batches: fit on decode rows of at most ``max_batch`` sequences, predict the rest.
+
+    The fit keeps every prefill row it would use and drops the decode rows
+    with more than ``max_batch`` sequences; those rows are then predicted
+    (``in_fit`` False).  A model whose per-token terms hold from prompt tokens
+    to decoders' tokens should predict them about as well as it fits them.
+
+    Parameters
+    ----------
+    records : list of dict, path or None
+        The measurements (the shipped file by default).
+    max_batch : int
+        Largest decode batch kept in the fit (>= 1; at least one decode row must stay).
+
+    Returns
+    -------
+    list of Residual
+        One per held-out decode row, in file order.
+    """
+    from .. import _checks
+
+    limit = _checks.integer("max_batch", max_batch, lo=1)
+    recs = _records(records)
+    m = model_from_records(recs)
+    floor = eager_floor_s(recs)
+    rows = [r for r in _step_rows(recs) if _in_fit(r, floor)]
+    kept = [r for r in rows if r["kind"] == "prefill" or r["batch"] <= limit]
+    out = [r for r in rows if r["kind"] == "decode" and r["batch"] > limit]
+    if not any(r["kind"] == "decode" for r in kept) or not out:
+        batches = sorted({r["batch"] for r in rows if r["kind"] == "decode"})
+        raise ValueError(f"max_batch must keep some decode rows in the fit and leave some out "
+                         f"(the rows have batches {batches}; got {limit})")
+    sm = _fit_rows(kept, m, weight_bytes_per_s(recs), _matmul_rate(recs), floor, f"decode batches <= {limit}")
+    return [Residual(r["kind"], *_shape(r), r["median_s"], _predict(sm, m, r), False) for r in out]
+
+
 def compare(records: Iterable[dict] | str | Path | None = None, *, hardware: str | Hardware = "h200",
             mfu: float = 0.5, step_model: StepModel | None = None) -> list[dict]:
     """Measured, roofline and calibrated time for every decode and prefill row.
@@ -655,7 +695,7 @@ def hardware_from_file(path: str | Path | None = None, *, name: str = "measured"
 
 
 __all__ = [
-    "DEFAULT_PATH", "KINDS", "Residual", "ceilings", "compare", "eager_floor_s", "fit_step_model",
+    "DEFAULT_PATH", "KINDS", "Residual", "batch_holdout", "ceilings", "compare", "eager_floor_s", "fit_step_model",
     "hardware_from_file", "kv_read_rates", "leave_one_out", "link_rates", "load", "load_records",
     "model_from_records", "residuals", "swap_vs_recompute", "weight_bytes_per_s",
 ]
