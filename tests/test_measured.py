@@ -520,6 +520,21 @@ class TestMeasurementScript:
         small = ms.decode_plan(ms.LLAMA_8B, 80e9, only_large=True)
         assert (4096, 128) not in small and (2048, 128) in small
 
+    def test_an_only_large_batches_file_is_a_held_out_check(self, ms):
+        """The short GPU check's lines (env, ceilings, large decode rows) compare with the stored model."""
+        sm, shape = H200_LLAMA_8B, ms.LLAMA_8B
+        recs = [ms.env_record(shape, torch_version="test", gpu="Synthetic GPU", sms=132,
+                              memory_bytes=150_000_000_000)]
+        recs.append(ms.ceiling_record("device copy", [2**30 / 3.7e12] * 3, bytes=2**30))
+        m = measured.model_from_records(recs)
+        plan = ms.decode_plan(shape, 150e9, only_large=True)
+        for b, c in plan:
+            t = 1.1 * sm.step_s(m, decode=(b, c))  # a GPU 10 % slower than the model says
+            recs.append(ms.decode_record(b, c, [t] * 3, shape))
+        res = measured.residuals(sm, recs)
+        assert [(r.batch, r.context) for r in res] == plan
+        assert all(r.error == pytest.approx(1 / 1.1 - 1) for r in res)
+
     def test_large_batch_flags_parse_without_torch(self, ms):
         import sys
 
