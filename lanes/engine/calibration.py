@@ -88,6 +88,10 @@ worst 7.0 % (``measured.leave_one_out``).  Two prefill rows lie within 1.3 x
 the eager floor and stay out of the fit: 1,024 tokens is predicted within
 1 %; 512 tokens with no prior (34 ms, launch bound) sits at the 27 ms floor,
 21 % low, while 512 tokens behind a 2,048-token prior (27.0 ms) matches it.
+Fitted to the decode rows of at most 16 sequences (and the prefill rows), the
+model predicts the 13 rows of 32 to 256 sequences with a median error of
+4.9 %, worst 13.5 % (``measured.batch_holdout``); with at most 8 sequences no
+row saturates the KV read and the reach fails (median 28 %).
 
 Where the model is measured: decode steps of 1 to 256 sequences at 512 to
 32,768 tokens of context (at most 524,288 cached tokens in a step), prefill
