@@ -73,6 +73,9 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
                    help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
+    p.add_argument("--policy-file", metavar="FILE", default=None,
+                   help="run the policy defined in this Python file (one class with decide(obs), or one function)"
+                        " through the reference simulator and print its row instead")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
     p.add_argument("--jobs", type=int_arg, default=default_jobs(),
                    help="processes to run the policies in (default: two unless the CPUs are saturated)")
@@ -92,6 +95,8 @@ def _table(args: argparse.Namespace) -> int:
     # arrival stream and the per-tick lists, none of which form cycles.
     gc.disable()
     scenario = scenario_from(args)
+    if args.policy_file is not None:
+        return _policy_file_row(scenario, args)
     policies = parse_policies(
         args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
     )
@@ -106,6 +111,23 @@ def _table(args: argparse.Namespace) -> int:
         print(json.dumps([row for _, row in rows]))
     else:
         print("\n".join([PolicyTable.header(scenario), *(line for line, _ in rows)]))
+    return 0
+
+
+def _policy_file_row(scenario: Scenario, args: argparse.Namespace) -> int:
+    """``--policy-file``: the file's scheduler through the reference simulator, one row."""
+    from . import reference
+    from .schedulers import load_policy_file
+
+    row = reference.run(scenario, load_policy_file(args.policy_file))
+    if args.json:
+        import json
+
+        print(json.dumps([row]))
+    else:
+        print(PolicyTable.header(scenario))
+        print(f"{row['policy']:<14}{row['p50']:>9}s{row['p99']:>6}s{row['max']:>6}s{row['late']:>9.1%}"
+              f"{row['batch_done']:>12,}{row['preempted']:>11,}{row['util']:>10.0%}")
     return 0
 
 

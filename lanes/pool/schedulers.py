@@ -181,3 +181,47 @@ def name_of(scheduler: object) -> str:
     """The row label of a scheduler: its ``name`` attribute, else its class name."""
     name = getattr(scheduler, "name", None)
     return name if isinstance(name, str) and name else type(scheduler).__name__
+
+
+def load_policy(source: str, filename: str = "<policy>"):
+    """The scheduler defined by a student's Python source (a file's text).
+
+    The source is run as a module; the scheduler is, in this order of
+    preference: a top-level name ``policy``; else the one class defined there
+    that has a ``decide`` method; else the one public function defined there.
+    Raises ``ValueError`` when none or several qualify, or when the source does
+    not compile.  The source runs in this process: use it for your own files
+    (the online judge runs other people's in a sandbox).
+    """
+    import types
+
+    module = types.ModuleType("student_policy")
+    module.__file__ = filename
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        raise ValueError(f"policy file {filename} does not compile: {exc.msg} (line {exc.lineno})") from None
+    exec(code, module.__dict__)
+    ns = module.__dict__
+    if "policy" in ns:
+        return as_scheduler(ns["policy"])
+    mine = [v for k, v in ns.items() if not k.startswith("_") and getattr(v, "__module__", None) == "student_policy"]
+    classes = [v for v in mine if isinstance(v, type) and callable(getattr(v, "decide", None))]
+    functions = [v for v in mine if isinstance(v, types.FunctionType)]
+    found = classes or functions
+    if len(found) != 1:
+        kinds = "classes with a decide method" if classes else "functions"
+        raise ValueError(
+            f"policy file {filename} must define one class with a decide(self, obs) method or one function"
+            f" f(obs), or name its policy 'policy = ...' (found {len(found)} {kinds})")
+    return as_scheduler(found[0])
+
+
+def load_policy_file(path: str):
+    """:func:`load_policy` on the text of the file at ``path``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+    except OSError as exc:
+        raise ValueError(f"policy-file {path!r} cannot be read ({exc.strerror})") from None
+    return load_policy(source, path)
