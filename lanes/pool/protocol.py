@@ -51,8 +51,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 #: The two kinds of job.
 INTERACTIVE, BATCH = "interactive", "batch"
@@ -62,18 +62,17 @@ RULES = ("decision-type", "evict-running", "evict-batch-only", "start-queued", "
 
 
 # --- what a scheduler sees ---------------------------------------------------------------
+# Records are named tuples: read-only, and cheap to make (the judge makes one per job per event).
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Request:
+class Request(NamedTuple):
     """A waiting interactive request.  ``arrival`` is its arrival tick; its hold time is unknown."""
 
     id: int
     arrival: int
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class QueuedBatch:
+class QueuedBatch(NamedTuple):
     """A batch job waiting in the batch queue: never started, or evicted and waiting to resume.
 
     Attributes
@@ -97,8 +96,7 @@ class QueuedBatch:
         return self.waited_s + (t - self.queued_since)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Running:
+class Running(NamedTuple):
     """A job holding a slot.
 
     Attributes
@@ -124,12 +122,12 @@ class Running:
 
 
 class View(Sequence):
-    """A read-only window onto a list or deque of the board (no copy is made)."""
+    """A read-only window onto a deque or an ordered dict of the board (no copy is made)."""
 
     __slots__ = ("_items",)
 
-    def __init__(self, items: list | deque) -> None:
-        self._items = items
+    def __init__(self, items: deque | dict) -> None:
+        self._items = items if type(items) is not dict else _Ordered(items)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -149,12 +147,30 @@ class View(Sequence):
         return self._items[index]
 
     def __repr__(self) -> str:
-        return f"View({list(self._items[:5]) if isinstance(self._items, list) else list(islice(self._items, 5))}" \
-               f"{' ...' if len(self._items) > 5 else ''}, {len(self._items)} items)"
+        return f"View({list(islice(self._items, 5))}{' ...' if len(self._items) > 5 else ''}, {len(self._items)} items)"
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class _Ordered:
+    """The values of a dict in insertion order, indexable (a tuple is made on the first index)."""
+
+    __slots__ = ("_d", "_t")
+
+    def __init__(self, d: dict) -> None:
+        self._d, self._t = d, None
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __iter__(self):
+        return iter(self._d.values())
+
+    def __getitem__(self, index):
+        if self._t is None:
+            self._t = tuple(self._d.values())
+        return self._t[index]
+
+
+class Observation(NamedTuple):
     """What a scheduler sees at tick ``t``, after arrivals joined and finished jobs left.
 
     Attributes
@@ -192,8 +208,7 @@ class Observation:
         return len(self.running) - self.n_batch
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What a scheduler decides at one tick: job ids to ``evict``, then job ids to ``start``.
 
     Evicted batch jobs go back to the head of the batch queue (the last one
@@ -232,17 +247,26 @@ class Board:
         self.slots, self.preempt_cost_s = slots, preempt_cost_s
         self.waiting: deque[Request] = deque()
         self.batch_queue: deque[QueuedBatch] = deque()
-        self.running: list[Running] = []
         self.n_batch = 0
         self.next_id = 0
         self._waiting_ids: dict[int, Request] = {}
         self._queued_ids: dict[int, QueuedBatch] = {}
-        self._running_ids: dict[int, Running] = {}
+        self._running_ids: dict[int, Running] = {}  # in the order they took their slots
+
+    @property
+    def running(self) -> tuple[Running, ...]:
+        """The jobs holding slots, in the order they took them."""
+        return tuple(self._running_ids.values())
+
+    @property
+    def n_running(self) -> int:
+        """Slots held."""
+        return len(self._running_ids)
 
     @property
     def free(self) -> int:
         """Slots nobody holds."""
-        return self.slots - len(self.running)
+        return self.slots - len(self._running_ids)
 
     # --- arrivals and completions -----------------------------------------------------
     def add_request(self, t: int) -> Request:
@@ -265,15 +289,14 @@ class Board:
         """The jobs ``ids`` completed their work: their slots free.  Returns them."""
         done = [self._running_ids.pop(i) for i in ids]
         if done:
-            gone = {job.id for job in done}
-            self.running = [job for job in self.running if job.id not in gone]
             self.n_batch -= sum(1 for job in done if job.kind == BATCH)
         return done
 
     def observe(self, t: int) -> Observation:
         """What a scheduler sees now (read-only views, no copies)."""
-        return Observation(t, self.slots, self.slots - len(self.running), View(self.waiting),
-                           View(self.batch_queue), View(self.running), self.n_batch, self.preempt_cost_s)
+        running = self._running_ids
+        return Observation(t, self.slots, self.slots - len(running), View(self.waiting),
+                           View(self.batch_queue), View(running), self.n_batch, self.preempt_cost_s)
 
     # --- decisions --------------------------------------------------------------------
     def check(self, t: int, decision: object) -> tuple[list[Running], list]:
@@ -285,8 +308,8 @@ class Board:
             if type(ids) not in (list, tuple):
                 raise DecisionError("decision-type", t, f"Decision.{name} must be a list or tuple of job ids "
                                                         f"(got {type(ids).__name__})")
-        if len(evict) > len(self.running):
-            raise DecisionError("evict-running", t, f"{len(evict)} evictions but only {len(self.running)} jobs run")
+        if len(evict) > len(self._running_ids):
+            raise DecisionError("evict-running", t, f"{len(evict)} evictions but only {len(self._running_ids)} jobs run")
         if len(start) > self.slots:
             raise DecisionError("free-slots", t, f"{len(start)} starts but the pool has {self.slots} slots")
         evicted: list[Running] = []
@@ -328,8 +351,6 @@ class Board:
         """
         evicted, started = self.check(t, decision)
         if evicted:
-            gone = {job.id for job in evicted}
-            self.running = [job for job in self.running if job.id not in gone]
             self.n_batch -= len(evicted)
             for job in evicted:
                 del self._running_ids[job.id]
@@ -349,7 +370,6 @@ class Board:
                 _take(self.batch_queue, job)
                 run = Running(job.id, BATCH, t, job.waited_by(t), t + job.remaining_s)
                 self.n_batch += 1
-            self.running.append(run)
             self._running_ids[run.id] = run
             out.append(run)
         return evicted, out
@@ -360,4 +380,4 @@ def _take(queue: deque, item: object) -> None:
     if queue[0] is item:
         queue.popleft()
     else:
-        queue.remove(item)  # records compare by identity
+        queue.remove(item)  # ids are unique, so the first field decides

@@ -124,7 +124,7 @@ def tick(pool: Pool, t: int, arrivals: list[int], scheduler) -> None:
     complete_work(pool)
     decision = scheduler.decide(pool.board.observe(t))
     carry_out(pool, t, decision)
-    pool.busy_slot_s += len(pool.board.running)
+    pool.busy_slot_s += pool.board.n_running
 
 
 def join_queue(pool: Pool, t: int, arrivals: list[int]) -> list:

@@ -1,0 +1,344 @@
+"""The online judge: a student's scheduler run tick by tick by a simulator that trusts nothing.
+
+The judge (this process) owns the clock, the hidden scenario and every piece
+of bookkeeping: it runs the reference simulator (:mod:`lanes.pool.reference`)
+and computes every metric itself.  The student's scheduler runs in a child
+process, in the grading sandbox (:mod:`lanes.exercises.sandbox`), and sees
+only what the judge tells it over a pipe, one line per tick:
+
+judge to child, once
+    ``{"source": ..., "slots": S, "preempt_cost_s": C, "backlog": [s0, s1, ...]}``:
+    the policy's source and the pool as it is at t = 0 (the batch backlog's
+    slot times are known; see :mod:`lanes.pool.protocol`).  The child answers
+    ``["ready"]`` once the policy is loaded.
+judge to child, every tick
+    ``[t, k, [ids]]``: ``k`` interactive requests arrived at tick ``t`` (they
+    take the next ``k`` ids) and the jobs ``ids`` finished their work.
+child to judge, every tick
+    ``[t, [start ids], [evict ids]]``, the policy's decision; or
+    ``["error", "..."]`` when the policy raised.
+
+The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
+these messages and calls the policy with its observation.  The judge checks
+every answer: it must come within the per-decision time limit, be one line of
+the expected shape for this tick, with nothing sent out of turn, and keep the
+interface's rules.  Anything else (a crash, a stall, a flood, garbage, a
+broken rule, the whole run exceeding its limit) ends the run with a verdict
+that is not ``ok``, and the child and everything it started are killed.
+
+The hidden scenario (its seed above all) never leaves this process: the
+child gets no arguments and no environment that carry it, and a future
+arrival is never sent before its tick.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from ..pool import reference
+from ..pool.protocol import Board, Decision, DecisionError
+from ..pool.scenario import Scenario
+
+#: Modules a judged policy may import (loaded before the policy is; importing any other fails).
+ALLOWED_MODULES = ("math", "collections", "heapq", "itertools", "functools", "bisect", "dataclasses",
+                   "statistics", "typing", "operator", "lanes.pool.protocol")
+
+
+@dataclass(frozen=True)
+class JudgeLimits:
+    """Time and size limits of one judged run.
+
+    Attributes
+    ----------
+    decision_s : float
+        Wall-clock time the policy may take to answer one tick, s.
+    startup_s : float
+        Time to start the child and load the policy, s.
+    run_s : float or None
+        Wall-clock time for the whole run after start-up, s; ``None``:
+        2 s plus 1 ms per tick.
+    line_bytes : int
+        Longest answer line accepted, bytes.
+    memory_mb : int
+        Memory of the child, MiB.
+    """
+
+    decision_s: float = 0.5
+    startup_s: float = 20.0
+    run_s: float | None = None
+    line_bytes: int = 1 << 16
+    memory_mb: int = 768
+
+    def run_limit_s(self, ticks: int) -> float:
+        return self.run_s if self.run_s is not None else 2.0 + 0.001 * ticks
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of judging one policy on one scenario.
+
+    Attributes
+    ----------
+    ok : bool
+        The policy answered every tick, on time, within the rules.
+    reason : str
+        Why not, in one line (empty when ``ok``).
+    row : dict or None
+        The run's table row (:func:`lanes.pool.reference.summarise`), computed
+        by the judge; ``None`` unless ``ok``.
+    ticks : int
+        Ticks answered.
+    elapsed_s : float
+        Wall-clock time of the run, start-up included, s.
+    violations : tuple of str
+        What ``watch`` reported (the first few), for a grader's own rules.
+    """
+
+    ok: bool
+    reason: str
+    row: dict | None
+    ticks: int
+    elapsed_s: float
+    violations: tuple = field(default=())
+
+
+class _Fail(Exception):
+    """Ends a judged run: the message is the verdict's reason."""
+
+
+def judge(source: str, scenario: Scenario, *, limits: JudgeLimits = JudgeLimits(), watch=None,
+          max_violations: int = 5) -> Verdict:
+    """Judge the policy defined by ``source`` (a module's text) on ``scenario``.
+
+    ``watch(board, t, evicted, started)``, if given, is called after each
+    decision is carried out, with the judge's own :class:`Board`; a string it
+    returns is recorded in ``violations``.  Returns a :class:`Verdict`; never
+    raises because of what the policy does.
+    """
+    if not isinstance(source, str):
+        raise ValueError(f"source must be the policy's Python source as a str (got {type(source).__name__})")
+    if not isinstance(scenario, Scenario):
+        raise ValueError(f"scenario must be a lanes.Scenario (got {type(scenario).__name__})")
+    backlog, per_tick = reference.draw(scenario)
+    pool = reference.new_pool(scenario, backlog)
+    gc.freeze()  # the draws and the backlog never form cycles: keep the collector off them
+    began = time.perf_counter()
+    t = 0
+    violations: list[str] = []
+    job = tempfile.mkdtemp(prefix="lanes-judge-")
+    child = None
+    try:
+        child = launch(job, limits)
+        pipe = _Pipe(child.stdin.fileno(), child.stdout.fileno(), limits.line_bytes)
+        hello = {"source": source, "slots": scenario.slots, "preempt_cost_s": scenario.preempt_cost_s,
+                 "backlog": backlog}
+        pipe.send(json.dumps(hello) + "\n")
+        if pipe.receive(began + limits.startup_s) != ["ready"]:
+            raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
+        deadline = time.perf_counter() + limits.run_limit_s(scenario.ticks)
+        per_decision = limits.decision_s
+        for t in range(scenario.ticks):
+            joined = reference.join_queue(pool, t, per_tick[t])
+            finished = reference.complete_work(pool)
+            pipe.send(f"[{t},{len(joined)},[{','.join([str(j.id) for j in finished])}]]\n")
+            now = time.perf_counter()
+            answer = pipe.receive(min(deadline, now + per_decision), t)
+            decision = _decision(answer, t)
+            try:
+                evicted, started = reference.carry_out(pool, t, decision)
+            except DecisionError as exc:
+                raise _Fail(str(exc)) from None
+            pool.busy_slot_s += pool.board.n_running
+            if watch is not None and len(violations) < max_violations:
+                note = watch(pool.board, t, evicted, started)
+                if note:
+                    violations.append(f"t={t}: {note}")
+        row = reference.summarise(pool, scenario, "policy")
+        return Verdict(True, "", row, scenario.ticks, time.perf_counter() - began, tuple(violations))
+    except _Fail as exc:
+        return Verdict(False, str(exc), None, t, time.perf_counter() - began, tuple(violations))
+    except OSError as exc:  # the pipe broke: the child is gone
+        return Verdict(False, f"the policy's process ended at t={t} ({exc.strerror or exc})", None, t,
+                       time.perf_counter() - began, tuple(violations))
+    finally:
+        if child is not None:
+            child.kill()
+        shutil.rmtree(job, ignore_errors=True)
+
+
+def _decision(answer: object, t: int) -> Decision:
+    """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
+    if type(answer) is list and len(answer) == 2 and answer[0] == "error":
+        raise _Fail(f"the policy raised at t={t}: {str(answer[1])[:200]}")
+    if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
+        raise _Fail(f"the policy's answer at t={t} is not a decision")
+    if answer[0] != t or type(answer[0]) is not int:
+        raise _Fail(f"the policy answered out of turn at t={t}")
+    return Decision(answer[1], answer[2])
+
+
+class _Pipe:
+    """Lines to and from the child, with deadlines, a size limit and a check for talking out of turn."""
+
+    def __init__(self, write_fd: int, read_fd: int, line_bytes: int) -> None:
+        self.write_fd, self.read_fd, self.line_bytes = write_fd, read_fd, line_bytes
+        self.buf = bytearray()
+        self.poll = select.poll()
+        self.poll.register(read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+
+    def send(self, text: str) -> None:
+        if self.buf:  # anything already here was sent before it was asked for
+            raise _Fail("the policy wrote to the pipe out of turn")
+        os.write(self.write_fd, text.encode())
+
+    def receive(self, deadline: float, t: int | None = None) -> object:
+        where = "while starting" if t is None else f"at t={t}"
+        while True:
+            end = self.buf.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buf[:end])
+                del self.buf[:end + 1]
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    raise _Fail(f"the policy's answer {where} is not one line of JSON") from None
+            if len(self.buf) > self.line_bytes:
+                raise _Fail(f"the policy flooded the pipe {where} (over {self.line_bytes} bytes)")
+            left = deadline - time.perf_counter()
+            if left <= 0 or not self.poll.poll(max(1, int(left * 1000) + 1)):
+                raise _Fail(f"the policy took too long {where}")
+            data = os.read(self.read_fd, 1 << 16)
+            if not data:
+                raise _Fail(f"the policy's process ended {where}")
+            self.buf += data
+
+
+# --- starting the child ---------------------------------------------------------------
+
+
+def launch(job_dir: str, limits: JudgeLimits):
+    """Start the child that hosts the policy, with pipes on its stdin and stdout.
+
+    In the grading sandbox when it can be built; else (no ``bwrap`` on this
+    machine) a plain subprocess with resource limits, which hides nothing of
+    the disk and relies on the child's audit hook alone.
+    """
+    from . import sandbox
+
+    lim = sandbox.Limits(timeout_s=limits.startup_s + 3600.0, cpu_s=3600, memory_mb=limits.memory_mb,
+                         nproc=16, file_mb=1, tmp_mb=16, cpus=1.0)
+    try:
+        return sandbox.popen(sandbox.python_argv("lanes.exercises.online"), job_dir=job_dir, limits=lim,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except sandbox.SandboxError:
+        return _Plain(job_dir, limits)
+
+
+class _Plain:
+    """The fallback child: ``python -I`` in its own session under rlimits, killed as a group."""
+
+    def __init__(self, job_dir: str, limits: JudgeLimits) -> None:
+        import resource
+
+        def rlimits() -> None:
+            mem = limits.memory_mb << 20
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        boot = (f"import sys; sys.path[:0] = [{site!r}]; import runpy; "
+                "runpy.run_module('lanes.exercises.online', run_name='__main__')")
+        self.p = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], cwd=job_dir, env={},
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  start_new_session=True, preexec_fn=rlimits)
+        self.stdin, self.stdout = self.p.stdin, self.p.stdout
+
+    def kill(self) -> None:
+        import signal
+
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.p.wait()
+        for f in (self.stdin, self.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+# --- the child's side -------------------------------------------------------------------
+
+
+def _guard() -> None:
+    """From here on the child may not open files, start processes, use sockets or load C code."""
+    blocked = ("open", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.kill",
+               "os.killpg", "subprocess.Popen", "socket.", "ctypes.", "os.listdir", "os.scandir",
+               "os.remove", "os.rename", "shutil.", "import")
+
+    def hook(event: str, args: tuple) -> None:
+        if event.startswith(blocked):
+            raise RuntimeError(f"not allowed while being judged: {event}")
+
+    sys.addaudithook(hook)
+
+
+def _child_main() -> int:
+    """Host the policy: read the judge's lines, keep a board, answer each tick."""
+    import importlib
+
+    from ..pool.schedulers import load_policy
+
+    inp = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the policy's prints and reads go nowhere; only this code uses the pipe
+        os.dup2(devnull, fd)
+    hello = json.loads(inp.readline())
+    for name in ALLOWED_MODULES:
+        importlib.import_module(name)
+    board = Board(hello["slots"], hello["preempt_cost_s"])
+    for service_s in hello["backlog"]:
+        board.add_batch(service_s, 0)
+    dumps, loads, write = json.dumps, json.loads, os.write
+    gc.freeze()
+    _guard()
+    try:
+        scheduler = load_policy(hello["source"], "policy.py")
+    except BaseException as exc:  # noqa: BLE001 - anything the policy's source does is its own failure
+        write(out, (dumps(["error", f"{type(exc).__name__}: {exc}"]) + "\n").encode())
+        return 1
+    decide = scheduler.decide
+    write(out, b'["ready"]\n')
+    for line in inp:
+        t, k, done = loads(line)
+        for _ in range(k):
+            board.add_request(t)
+        board.finish(done)
+        try:
+            decision = decide(board.observe(t))
+            reply = dumps([t, list(decision.start), list(decision.evict)]) + "\n"
+        except BaseException as exc:  # noqa: BLE001
+            write(out, (dumps(["error", f"{type(exc).__name__}: {exc}"]) + "\n").encode())
+            return 1
+        write(out, reply.encode())
+        try:
+            board.apply(t, decision)
+        except DecisionError:  # the judge refuses it too, and says which rule
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())
