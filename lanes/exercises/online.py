@@ -44,9 +44,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from ..pool import reference
-from ..pool.protocol import Board, Decision, DecisionError
-from ..pool.scenario import Scenario
+from ..pool.protocol import Board, Decision, DecisionError, load_policy
+
+# The judge's side imports the simulator inside judge(): the child, which runs this module
+# too, then never has the built-in policies loaded, and cannot import them once guarded.
 
 #: Modules a judged policy may import (loaded before the policy is; importing any other fails).
 ALLOWED_MODULES = ("math", "collections", "heapq", "itertools", "functools", "bisect", "dataclasses",
@@ -115,7 +116,7 @@ class _Fail(Exception):
     """Ends a judged run: the message is the verdict's reason."""
 
 
-def judge(source: str, scenario: Scenario, *, limits: JudgeLimits = JudgeLimits(), watch=None,
+def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=None,
           max_violations: int = 5) -> Verdict:
     """Judge the policy defined by ``source`` (a module's text) on ``scenario``.
 
@@ -124,6 +125,9 @@ def judge(source: str, scenario: Scenario, *, limits: JudgeLimits = JudgeLimits(
     returns is recorded in ``violations``.  Returns a :class:`Verdict`; never
     raises because of what the policy does.
     """
+    from ..pool import reference
+    from ..pool.scenario import Scenario
+
     if not isinstance(source, str):
         raise ValueError(f"source must be the policy's Python source as a str (got {type(source).__name__})")
     if not isinstance(scenario, Scenario):
@@ -142,7 +146,10 @@ def judge(source: str, scenario: Scenario, *, limits: JudgeLimits = JudgeLimits(
         hello = {"source": source, "slots": scenario.slots, "preempt_cost_s": scenario.preempt_cost_s,
                  "backlog": backlog}
         pipe.send(json.dumps(hello) + "\n")
-        if pipe.receive(began + limits.startup_s) != ["ready"]:
+        hello = pipe.receive(began + limits.startup_s)
+        if type(hello) is list and len(hello) == 2 and hello[0] == "error":
+            raise _Fail(f"the policy could not be loaded: {str(hello[1])[:200]}")
+        if hello != ["ready"]:
             raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
         deadline = time.perf_counter() + limits.run_limit_s(scenario.ticks)
         per_decision = limits.decision_s
@@ -298,8 +305,6 @@ def _child_main() -> int:
     """Host the policy: read the judge's lines, keep a board, answer each tick."""
     import importlib
 
-    from ..pool.schedulers import load_policy
-
     inp = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
     out = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -342,3 +347,68 @@ def _child_main() -> int:
 
 if __name__ == "__main__":
     sys.exit(_child_main())
+
+
+# --- for notebooks and answer keys --------------------------------------------------------
+
+
+def source_of(policy: object, **constants: object) -> str:
+    """The source of a policy defined in a notebook cell or a file, as the judge needs it.
+
+    ``policy`` is the class or function.  The text of the cell (or file) that
+    defines it is read back; its top-level imports, functions and classes are
+    kept, everything else in it is left out.  Each keyword becomes a line
+    ``NAME = value`` at the top, so the policy can use the constants of your
+    variant without seeing ``V`` (values: int, float, str, bool or None).
+    The result ends with ``policy = <its name>``.
+    """
+    import ast
+    import linecache
+
+    name = getattr(policy, "__name__", None)
+    if isinstance(policy, type):
+        funcs = [f for f in vars(policy).values() if hasattr(f, "__code__")]
+    else:
+        funcs = [policy] if hasattr(policy, "__code__") else []
+    if not name or not funcs:
+        raise ValueError(f"policy must be a class with a decide method or a function (got {policy!r:.60})")
+    filename = funcs[0].__code__.co_filename
+    text = "".join(linecache.getlines(filename))
+    if not text:
+        raise ValueError(f"the source of {name} cannot be found: define it in a notebook cell or a .py file")
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    kept = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            kept.append("\n".join(lines[first - 1:node.end_lineno]))
+    if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name for n in tree.body):
+        raise ValueError(f"{name} must be defined at the top level of its cell")
+    head = []
+    for key, value in constants.items():
+        if not key.isidentifier() or type(value) not in (int, float, str, bool, type(None)):
+            raise ValueError(f"constants must be NAME=value with a plain int, float, str, bool or None (got {key}={value!r:.40})")
+        head.append(f"{key} = {value!r}")
+    return "\n".join(head) + ("\n\n" if head else "") + "\n\n".join(kept) + f"\n\npolicy = {name}\n"
+
+
+def compare_on_days(source: str, days: list, policy: str, **extensions: object) -> list[tuple[bool, str]]:
+    """Judge ``source`` on each scenario of ``days`` against a built-in rule.
+
+    Returns, per day, whether the judged row equals the fast engine's row for
+    ``policy`` with ``extensions``, and a message without the expected values.
+    """
+    from ..pool.engine import simulate
+
+    out = []
+    for i, day in enumerate(days, 1):
+        verdict = judge(source, day)
+        if not verdict.ok:
+            out.append((False, f"hidden day {i}: {verdict.reason}"))
+            continue
+        want = simulate(day, policy, **extensions).row()
+        same = {**verdict.row, "policy": want["policy"]} == want
+        out.append((same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or batch output"
+                                          " differ from the rule's"))
+    return out

@@ -381,3 +381,61 @@ def _take(queue: deque, item: object) -> None:
         queue.popleft()
     else:
         queue.remove(item)  # ids are unique, so the first field decides
+
+
+# --- a student's scheduler ------------------------------------------------------------------
+
+
+class _Function:
+    """A plain function ``f(obs) -> Decision`` as a scheduler."""
+
+    def __init__(self, fn) -> None:
+        self.decide, self.name = fn, getattr(fn, "__name__", "policy")
+
+
+def student_scheduler(policy: object):
+    """A scheduler from a class with a ``decide`` method (instantiated with no arguments),
+    an object with a ``decide`` method, or a function ``f(obs) -> Decision``."""
+    if isinstance(policy, type):
+        if not callable(getattr(policy, "decide", None)):
+            raise ValueError(f"policy class {policy.__name__} needs a method decide(self, obs) returning a Decision")
+        policy = policy()
+    if callable(getattr(policy, "decide", None)):
+        return policy
+    if callable(policy):
+        return _Function(policy)
+    raise ValueError(f"policy must be a spec, a class or object with decide(obs), or a function (got {policy!r:.60})")
+
+
+def load_policy(source: str, filename: str = "<policy>"):
+    """The scheduler defined by a student's Python source (a file's text).
+
+    The source is run as a module; the scheduler is, in this order of
+    preference: a top-level name ``policy``; else the one class defined there
+    that has a ``decide`` method; else the one public function defined there.
+    Raises ``ValueError`` when none or several qualify, or when the source does
+    not compile.  The source runs in this process: use it for your own files
+    (the online judge runs other people's in a sandbox).
+    """
+    import types
+
+    module = types.ModuleType("student_policy")
+    module.__file__ = filename
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        raise ValueError(f"policy file {filename} does not compile: {exc.msg} (line {exc.lineno})") from None
+    exec(code, module.__dict__)
+    ns = module.__dict__
+    if "policy" in ns:
+        return student_scheduler(ns["policy"])
+    mine = [v for k, v in ns.items() if not k.startswith("_") and getattr(v, "__module__", None) == "student_policy"]
+    classes = [v for v in mine if isinstance(v, type) and callable(getattr(v, "decide", None))]
+    functions = [v for v in mine if isinstance(v, types.FunctionType)]
+    found = classes or functions
+    if len(found) != 1:
+        kinds = "classes with a decide method" if classes else "functions"
+        raise ValueError(
+            f"policy file {filename} must define one class with a decide(self, obs) method or one function"
+            f" f(obs), or name its policy 'policy = ...' (found {len(found)} {kinds})")
+    return student_scheduler(found[0])

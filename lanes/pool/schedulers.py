@@ -15,8 +15,9 @@ writes) one tick at a time.
     ``hybrid:R``), ``floor``, ``aging_s``, ``victim`` and ``min_run_s``.
 
 :func:`scheduler_for` turns a :class:`~lanes.pool.policies.Policy` (or its
-spec) into one of these; :func:`as_scheduler` accepts anything a student may
-hand over (a class, an instance, a function).  The fast engine
+spec) into one of these; :func:`as_scheduler` accepts that or anything a
+student may hand over (a class, an instance, a function), and
+:func:`load_policy_file` reads a student's file.  The fast engine
 (:mod:`lanes.pool.engine`) does not call these: it computes the same rows
 without asking anyone each tick, and the tests check the two agree.
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from itertools import chain, islice
 
 from .policies import VICTIMS, Policy, parse_policy
-from .protocol import BATCH, Decision, Observation
+from .protocol import BATCH, Decision, Observation, load_policy, student_scheduler
 
 
 @dataclass(frozen=True)
@@ -150,31 +151,17 @@ def scheduler_for(policy: str | Policy) -> Fifo | Priority:
                     victim=pol.victim, min_run_s=pol.min_run_s, name=pol.spec)
 
 
-class _Function:
-    """A plain function ``f(obs) -> Decision`` as a scheduler."""
-
-    def __init__(self, fn) -> None:
-        self.decide, self.name = fn, getattr(fn, "__name__", "policy")
-
-
 def as_scheduler(policy: object):
     """A scheduler from what a student hands over.
 
     Accepted: a :class:`Policy` or spec string (the built-ins), a class with a
     ``decide`` method (instantiated with no arguments), an object with a
-    ``decide`` method, or a function ``f(obs) -> Decision``.
+    ``decide`` method, or a function ``f(obs) -> Decision``
+    (:func:`lanes.pool.protocol.student_scheduler`).
     """
     if isinstance(policy, (str, Policy)):
         return scheduler_for(policy)
-    if isinstance(policy, type):
-        if not callable(getattr(policy, "decide", None)):
-            raise ValueError(f"policy class {policy.__name__} needs a method decide(self, obs) returning a Decision")
-        policy = policy()
-    if callable(getattr(policy, "decide", None)):
-        return policy
-    if callable(policy):
-        return _Function(policy)
-    raise ValueError(f"policy must be a spec, a class or object with decide(obs), or a function (got {policy!r:.60})")
+    return student_scheduler(policy)
 
 
 def name_of(scheduler: object) -> str:
@@ -183,42 +170,9 @@ def name_of(scheduler: object) -> str:
     return name if isinstance(name, str) and name else type(scheduler).__name__
 
 
-def load_policy(source: str, filename: str = "<policy>"):
-    """The scheduler defined by a student's Python source (a file's text).
-
-    The source is run as a module; the scheduler is, in this order of
-    preference: a top-level name ``policy``; else the one class defined there
-    that has a ``decide`` method; else the one public function defined there.
-    Raises ``ValueError`` when none or several qualify, or when the source does
-    not compile.  The source runs in this process: use it for your own files
-    (the online judge runs other people's in a sandbox).
-    """
-    import types
-
-    module = types.ModuleType("student_policy")
-    module.__file__ = filename
-    try:
-        code = compile(source, filename, "exec")
-    except SyntaxError as exc:
-        raise ValueError(f"policy file {filename} does not compile: {exc.msg} (line {exc.lineno})") from None
-    exec(code, module.__dict__)
-    ns = module.__dict__
-    if "policy" in ns:
-        return as_scheduler(ns["policy"])
-    mine = [v for k, v in ns.items() if not k.startswith("_") and getattr(v, "__module__", None) == "student_policy"]
-    classes = [v for v in mine if isinstance(v, type) and callable(getattr(v, "decide", None))]
-    functions = [v for v in mine if isinstance(v, types.FunctionType)]
-    found = classes or functions
-    if len(found) != 1:
-        kinds = "classes with a decide method" if classes else "functions"
-        raise ValueError(
-            f"policy file {filename} must define one class with a decide(self, obs) method or one function"
-            f" f(obs), or name its policy 'policy = ...' (found {len(found)} {kinds})")
-    return as_scheduler(found[0])
-
 
 def load_policy_file(path: str):
-    """:func:`load_policy` on the text of the file at ``path``."""
+    """The scheduler defined in the Python file at ``path`` (see :func:`lanes.pool.protocol.load_policy`)."""
     try:
         with open(path, encoding="utf-8") as f:
             source = f.read()
