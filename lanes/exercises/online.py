@@ -352,13 +352,21 @@ if __name__ == "__main__":
 # --- for notebooks and answer keys --------------------------------------------------------
 
 
-def source_of(policy: object, **constants: object) -> str:
-    """The source of a policy defined in a notebook cell or a file, as the judge needs it.
+#: Marks the start of each line of a policy's source in an answer, so that indentation survives.
+LINE_MARK = "|"
+
+
+def source_of(policy: object, **constants: object) -> list[str]:
+    """The source of a policy defined in a notebook cell or a file, as an answer for the judge.
+
+    Returns the source as a list of lines, each starting with :data:`LINE_MARK`
+    (an answer is a list of short strings whose surrounding spaces are ignored;
+    the mark keeps each line's indentation).  :func:`source_text` turns it back.
 
     ``policy`` is the class or function.  The text of the cell (or file) that
     defines it is read back; its top-level imports, functions and classes are
-    kept, everything else in it is left out.  Each keyword becomes a line
-    ``NAME = value`` at the top, so the policy can use the constants of your
+    kept, everything else in it is left out.  ``Decision`` is imported at the
+    top, and each keyword becomes a line ``NAME = value`` there, so the policy can use the constants of your
     variant without seeing ``V`` (values: int, float, str, bool or None).
     The result ends with ``policy = <its name>``.
     """
@@ -385,16 +393,32 @@ def source_of(policy: object, **constants: object) -> str:
             kept.append("\n".join(lines[first - 1:node.end_lineno]))
     if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name for n in tree.body):
         raise ValueError(f"{name} must be defined at the top level of its cell")
-    head = []
+    head = ["from lanes.pool.protocol import Decision"]  # the one name every policy needs
     for key, value in constants.items():
         if not key.isidentifier() or type(value) not in (int, float, str, bool, type(None)):
             raise ValueError(f"constants must be NAME=value with a plain int, float, str, bool or None (got {key}={value!r:.40})")
         head.append(f"{key} = {value!r}")
-    return "\n".join(head) + ("\n\n" if head else "") + "\n\n".join(kept) + f"\n\npolicy = {name}\n"
+    text = "\n".join(head) + "\n\n" + "\n\n".join(kept) + f"\n\npolicy = {name}"
+    lines = [LINE_MARK + line.rstrip() for line in text.splitlines()]
+    too_long = [i for i, line in enumerate(lines, 1) if len(line) > 200]
+    if too_long:
+        raise ValueError(f"lines of a judged policy must be at most 199 characters (line {too_long[0]} is longer)")
+    if len(lines) > 1000:
+        raise ValueError(f"a judged policy must be at most 1000 lines (got {len(lines)})")
+    return lines
 
 
-def compare_on_days(source: str, days: list, policy: str, **extensions: object) -> list[tuple[bool, str]]:
-    """Judge ``source`` on each scenario of ``days`` against a built-in rule.
+def source_text(answer: object) -> str:
+    """The policy source in an answer made by :func:`source_of` (a str is returned as it is)."""
+    if isinstance(answer, str):
+        return answer
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(x, str) for x in answer):
+        raise ValueError("a policy answer must be the list of lines that source_of returns")
+    return "\n".join(x[len(LINE_MARK):] if x.startswith(LINE_MARK) else x for x in answer) + "\n"
+
+
+def compare_on_days(source: str | list, days: list, policy: str, **extensions: object) -> list[tuple[bool, str]]:
+    """Judge ``source`` (a str, or the lines :func:`source_of` makes) on each of ``days`` against a rule.
 
     Returns, per day, whether the judged row equals the fast engine's row for
     ``policy`` with ``extensions``, and a message without the expected values.
@@ -402,6 +426,7 @@ def compare_on_days(source: str, days: list, policy: str, **extensions: object) 
     from ..pool.engine import simulate
 
     out = []
+    source = source_text(source)
     for i, day in enumerate(days, 1):
         verdict = judge(source, day)
         if not verdict.ok:
