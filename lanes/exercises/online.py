@@ -16,7 +16,7 @@ judge to child, every tick
     take the next ``k`` ids) and the jobs ``ids`` finished their work.
 child to judge, every tick
     ``[t, [start ids], [evict ids]]``, the policy's decision; or
-    ``["error", "..."]`` when the policy raised.
+    ``["error", NAME]`` when the policy raised (``NAME``: the exception's class).
 
 The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
 these messages and calls the policy with its observation.  The judge checks
@@ -28,7 +28,10 @@ that is not ``ok``, and the child and everything it started are killed.
 
 The hidden scenario (its seed above all) never leaves this process: the
 child gets no arguments and no environment that carry it, and a future
-arrival is never sent before its tick.
+arrival is never sent before its tick.  Nothing the policy chooses comes back
+in a verdict (only the name of a built-in exception, the tick, and the rule
+broken), so a policy cannot smuggle what it saw of a hidden day into the
+student's report.
 """
 
 from __future__ import annotations
@@ -148,7 +151,7 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
         pipe.send(json.dumps(hello) + "\n")
         hello = pipe.receive(began + limits.startup_s)
         if type(hello) is list and len(hello) == 2 and hello[0] == "error":
-            raise _Fail(f"the policy could not be loaded: {str(hello[1])[:200]}")
+            raise _Fail(f"the policy could not be loaded ({_exception_name(hello[1])})")
         if hello != ["ready"]:
             raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
         deadline = time.perf_counter() + limits.run_limit_s(scenario.ticks)
@@ -185,12 +188,24 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
 def _decision(answer: object, t: int) -> Decision:
     """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
     if type(answer) is list and len(answer) == 2 and answer[0] == "error":
-        raise _Fail(f"the policy raised at t={t}: {str(answer[1])[:200]}")
+        raise _Fail(f"the policy raised {_exception_name(answer[1])} at t={t}")
     if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
         raise _Fail(f"the policy's answer at t={t} is not a decision")
     if answer[0] != t or type(answer[0]) is not int:
         raise _Fail(f"the policy answered out of turn at t={t}")
     return Decision(answer[1], answer[2])
+
+
+def _exception_name(name: object) -> str:
+    """A built-in exception's name as the child reported it, else plain words.
+
+    Nothing the policy chooses reaches a verdict: a message could otherwise
+    carry what it saw of a hidden day out to the student's report.
+    """
+    import builtins
+
+    cls = getattr(builtins, name, None) if type(name) is str and name.isidentifier() else None
+    return name if isinstance(cls, type) and issubclass(cls, BaseException) else "an exception"
 
 
 class _Pipe:
@@ -322,7 +337,7 @@ def _child_main() -> int:
     try:
         scheduler = load_policy(hello["source"], "policy.py")
     except BaseException as exc:  # noqa: BLE001 - anything the policy's source does is its own failure
-        write(out, (dumps(["error", f"{type(exc).__name__}: {exc}"]) + "\n").encode())
+        write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
         return 1
     decide = scheduler.decide
     write(out, b'["ready"]\n')
@@ -335,7 +350,7 @@ def _child_main() -> int:
             decision = decide(board.observe(t))
             reply = dumps([t, list(decision.start), list(decision.evict)]) + "\n"
         except BaseException as exc:  # noqa: BLE001
-            write(out, (dumps(["error", f"{type(exc).__name__}: {exc}"]) + "\n").encode())
+            write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
             return 1
         write(out, reply.encode())
         try:

@@ -316,10 +316,10 @@ class Board:
         seen: set[int] = set()
         for i in evict:
             if type(i) is not int:
-                raise DecisionError("decision-type", t, f"job ids are integers (got {i!r:.40} in evict)")
+                raise DecisionError("decision-type", t, f"job ids are integers (got a {type(i).__name__} in evict)")
             job = self._running_ids.get(i)
             if job is None or i in seen:
-                raise DecisionError("evict-running", t, f"job {i} is not holding a slot" if job is None
+                raise DecisionError("evict-running", t, f"job {self._name(i)} is not holding a slot" if job is None
                                     else f"job {i} is evicted twice")
             if job.kind != BATCH:
                 raise DecisionError("evict-batch-only", t, f"job {i} is an interactive request")
@@ -329,12 +329,12 @@ class Board:
         seen = set()
         for i in start:
             if type(i) is not int:
-                raise DecisionError("decision-type", t, f"job ids are integers (got {i!r:.40} in start)")
+                raise DecisionError("decision-type", t, f"job ids are integers (got a {type(i).__name__} in start)")
             job = self._waiting_ids.get(i) or self._queued_ids.get(i)
             if job is None and i in self._running_ids and self._running_ids[i] in evicted:
                 job = i  # evicted this tick: waiting again
             if job is None or i in seen:
-                raise DecisionError("start-queued", t, f"job {i} is not waiting" if job is None
+                raise DecisionError("start-queued", t, f"job {self._name(i)} is not waiting" if job is None
                                     else f"job {i} is started twice")
             seen.add(i)
             started.append(job)
@@ -342,6 +342,10 @@ class Board:
             raise DecisionError("free-slots", t, f"{len(started)} starts but {self.free + len(evicted)} slots are free"
                                                  f" after {len(evicted)} evictions")
         return evicted, started
+
+    def _name(self, i: int) -> str:
+        """An id for a message: a job's id, or words (so an error never echoes arbitrary data)."""
+        return str(i) if 0 <= i < self.next_id else "id (no job has it)"
 
     def apply(self, t: int, decision: object) -> tuple[list[Running], list[Running]]:
         """Check ``decision`` (see :meth:`check`), then carry it out at tick ``t``.
