@@ -383,7 +383,9 @@ def source_of(policy: object, **constants: object) -> list[str]:
     kept, everything else in it is left out.  ``Decision`` is imported at the
     top, and each keyword becomes a line ``NAME = value`` there, so the policy can use the constants of your
     variant without seeing ``V`` (values: int, float, str, bool or None).
-    The result ends with ``policy = <its name>``.
+    The result ends with ``policy = <its name>``.  When no source can be read
+    back (code compiled from a string), a warning is printed and the answer is
+    a policy that fails to load, so the judge scores it 0.
     """
     import ast
     import linecache
@@ -397,8 +399,10 @@ def source_of(policy: object, **constants: object) -> list[str]:
         raise ValueError(f"policy must be a class with a decide method or a function (got {policy!r:.60})")
     filename = funcs[0].__code__.co_filename
     text = "".join(linecache.getlines(filename))
-    if not text:
-        raise ValueError(f"the source of {name} cannot be found: define it in a notebook cell or a .py file")
+    if not text:  # compiled by hand (exec of a string): there is no source to send
+        print(f"warning: the source of {name} cannot be read back: define it in a notebook cell or a .py file;"
+              " as it is, the judge can only score it 0", file=sys.stderr)
+        return [f"{LINE_MARK}raise RuntimeError('the source of the policy could not be read')"]
     tree = ast.parse(text)
     lines = text.splitlines()
     kept = []
