@@ -347,13 +347,20 @@ class Board:
         """An id for a message: a job's id, or words (so an error never echoes arbitrary data)."""
         return str(i) if 0 <= i < self.next_id else "id (no job has it)"
 
-    def apply(self, t: int, decision: object) -> tuple[list[Running], list[Running]]:
+    def _resolve(self, decision: Decision) -> tuple[list[Running], list]:
+        """The jobs a decision names, unchecked (for a copy of the board whose judge checks)."""
+        running, waiting, queued = self._running_ids, self._waiting_ids, self._queued_ids
+        evicted = [running[i] for i in decision.evict]
+        return evicted, [waiting.get(i) or queued.get(i) or i for i in decision.start]
+
+    def apply(self, t: int, decision: object, *, check: bool = True) -> tuple[list[Running], list[Running]]:
         """Check ``decision`` (see :meth:`check`), then carry it out at tick ``t``.
 
         Returns the evicted jobs and the started ones (as :class:`Running`).
-        Nothing changes when a rule is broken.
+        Nothing changes when a rule is broken.  ``check=False`` skips the rules:
+        only for a copy of the board kept beside a judge that checks them.
         """
-        evicted, started = self.check(t, decision)
+        evicted, started = self.check(t, decision) if check else self._resolve(decision)
         if evicted:
             self.n_batch -= len(evicted)
             for job in evicted:
@@ -372,7 +379,7 @@ class Board:
             else:
                 del self._queued_ids[job.id]
                 _take(self.batch_queue, job)
-                run = Running(job.id, BATCH, t, job.waited_by(t), t + job.remaining_s)
+                run = Running(job.id, BATCH, t, job.waited_s + t - job.queued_since, t + job.remaining_s)
                 self.n_batch += 1
             self._running_ids[run.id] = run
             out.append(run)
