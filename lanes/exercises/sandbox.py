@@ -74,8 +74,8 @@ class Limits:
     cpu_s : int
         CPU time per process, s (``RLIMIT_CPU``).
     memory_mb : int
-        Memory, MiB: of the whole job including children and shared memory in a cgroup,
-        else the address space of each process.
+        Memory, MiB: the address space of each process, and in a cgroup also the memory of
+        the whole job including its children and shared memory.
     nproc : int
         Processes and threads of the job.
     file_mb : int
@@ -489,7 +489,7 @@ class Box:
         for k, v in box_env.items():
             cmd += ["--setenv", str(k), str(v)]
         cmd += ["--", *map(str, argv)]
-        root, in_cgroup = self.root, cg is not None
+        root = self.root
 
         def preexec() -> None:  # in the child, before bwrap starts
             if cg is not None:
@@ -497,8 +497,8 @@ class Box:
             if staged:
                 _stage(staged)
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 2))
-            if not in_cgroup:
-                resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
+            # per process as well as per job: a process that asks for too much gets a MemoryError
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if root:
