@@ -120,6 +120,8 @@ def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported:
             if var in raw:
                 try:
                     checked[var] = form.check_plain(to_plain(raw[var], form.describe()))
+                    if var in spec.options:  # the letter as this variant shows it -> the key's letter
+                        checked[var] = variant.key_letter(var, checked[var])
                     continue
                 except FormError as e:
                     problems[var] = f"{var} {e}"

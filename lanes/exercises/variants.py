@@ -136,11 +136,29 @@ class Variant:
         The normalised student identifier (``""`` for the default variant).
     params : tuple of (str, object)
         Parameter names and values, in the order the set defines them.
+    choices : tuple
+        Shuffled multiple-choice options: ``(var, ((shown letter, key letter, text), ...))``
+        per answer variable the set shuffles (see ``SetSpec.options``).
     """
 
     slug: str
     student: str
     params: tuple
+    choices: tuple = ()
+
+    def options(self, var: str) -> list:
+        """``[(letter, text), ...]`` of answer ``var`` in this variant's order; ``KeyError`` if not shuffled."""
+        for v, rows in object.__getattribute__(self, "choices"):
+            if v == var:
+                return [(shown, text) for shown, _, text in rows]
+        raise KeyError(f"{var} has no shuffled options in set {self.slug}")
+
+    def key_letter(self, var: str, letter: str) -> str:
+        """The key's letter of the option this variant shows as ``letter`` (unchanged if not shuffled)."""
+        for v, rows in object.__getattribute__(self, "choices"):
+            if v == var:
+                return next((key for shown, key, _ in rows if shown == letter), letter)
+        return letter
 
     def __getattr__(self, name: str):
         for k, v in object.__getattribute__(self, "params"):
@@ -160,6 +178,9 @@ class Variant:
         width = max((len(k) for k, _ in self.params), default=0)
         lines = [f"Exercise set {self.slug}, {who}. Your parameters (use them as V.<name>):"]
         lines += [f"  V.{k:<{width}} = {v!r}" for k, v in self.params]
+        for var, rows in self.choices:
+            lines.append(f"Options of {var} (answer with the letter shown here):")
+            lines += [f"  ({shown}) {text}" for shown, _, text in rows]
         return "\n".join(lines)
 
     def _repr_pretty_(self, p, cycle) -> None:  # IPython display
