@@ -423,6 +423,15 @@ class Box:
 
     def _check(self) -> None:
         """Start ``python -c pass`` in a box once: a clear :class:`SandboxError` if that fails."""
+        if self.root:
+            for p in self._ro_paths():
+                try:
+                    mode = os.stat(p).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode) and (mode & 0o005) != 0o005:
+                    raise SandboxError(f"{p} (needed in the box) cannot be read by other users (mode "
+                                       f"{stat.S_IMODE(mode):o}): the box runs as an unprivileged uid; chmod o+rx it")
         job = pathlib.Path(tempfile.mkdtemp(dir=self.base))
         try:
             with self.popen([sys.executable, "-E", "-s", "-c", "pass"], job_dir=job,
