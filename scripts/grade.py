@@ -112,9 +112,13 @@ def cmd_merge(argv: list[str]) -> int:
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT)
     ap.add_argument("--csv", type=pathlib.Path)
     ap.add_argument("--feedback", type=pathlib.Path)
+    ap.add_argument("--pass-mark", type=float, help="exit 1 below this fraction (default: the shards' own)")
     args = ap.parse_args(argv)
     try:
         rep = classroom.merge([json.loads(p.read_text()) for p in args.reports])
+        if args.pass_mark is not None:
+            rep["pass_mark"] = args.pass_mark
+            rep = classroom._totals(rep)
     except (OSError, ValueError) as e:
         print(f"grade.py merge: {e}", file=sys.stderr)
         return 2
