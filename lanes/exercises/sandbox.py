@@ -74,8 +74,8 @@ class Limits:
     cpu_s : int
         CPU time per process, s (``RLIMIT_CPU``).
     memory_mb : int
-        Memory, MiB: of the whole job including children and shared memory in a cgroup,
-        else the address space of each process.
+        Memory, MiB: the address space of each process, and in a cgroup also the memory of
+        the whole job including its children and shared memory.
     nproc : int
         Processes and threads of the job.
     file_mb : int
@@ -423,6 +423,15 @@ class Box:
 
     def _check(self) -> None:
         """Start ``python -c pass`` in a box once: a clear :class:`SandboxError` if that fails."""
+        if self.root:
+            for p in self._ro_paths():
+                try:
+                    mode = os.stat(p).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode) and (mode & 0o005) != 0o005:
+                    raise SandboxError(f"{p} (needed in the box) cannot be read by other users (mode "
+                                       f"{stat.S_IMODE(mode):o}): the box runs as an unprivileged uid; chmod o+rx it")
         job = pathlib.Path(tempfile.mkdtemp(dir=self.base))
         try:
             with self.popen([sys.executable, "-E", "-s", "-c", "pass"], job_dir=job,
@@ -489,7 +498,7 @@ class Box:
         for k, v in box_env.items():
             cmd += ["--setenv", str(k), str(v)]
         cmd += ["--", *map(str, argv)]
-        root, in_cgroup = self.root, cg is not None
+        root = self.root
 
         def preexec() -> None:  # in the child, before bwrap starts
             if cg is not None:
@@ -497,8 +506,8 @@ class Box:
             if staged:
                 _stage(staged)
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 2))
-            if not in_cgroup:
-                resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
+            # per process as well as per job: a process that asks for too much gets a MemoryError
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if root:
