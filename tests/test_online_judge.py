@@ -91,6 +91,8 @@ class TestHonest:
         assert verdict.ok, verdict.reason
         assert verdict.row == {**lanes.simulate(DAY, "hybrid:8").row(), "policy": "policy"}
         assert verdict.ticks == DAY.ticks
+        r = lanes.simulate(DAY, "hybrid:8")
+        assert (verdict.n_arrivals, verdict.n_admitted) == (r.n_arrivals, r.n_interactive)
 
     def test_prints_go_nowhere(self):
         verdict = _judge("""

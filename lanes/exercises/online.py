@@ -106,6 +106,9 @@ class Verdict:
         Wall-clock time of the run, start-up included, s.
     violations : tuple of str
         What ``watch`` reported (the first few), for a grader's own rules.
+    n_arrivals, n_admitted : int
+        Interactive requests that arrived, and that got a slot, in the ticks
+        answered (a policy that leaves requests waiting has a p99 over fewer).
     """
 
     ok: bool
@@ -114,6 +117,8 @@ class Verdict:
     ticks: int
     elapsed_s: float
     violations: tuple = field(default=())
+    n_arrivals: int = 0
+    n_admitted: int = 0
 
 
 class _Fail(Exception):
@@ -174,7 +179,8 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
                 if note:
                     violations.append(f"t={t}: {note}")
         row = reference.summarise(pool, scenario, "policy")
-        return Verdict(True, "", row, scenario.ticks, time.perf_counter() - began, tuple(violations))
+        return Verdict(True, "", row, scenario.ticks, time.perf_counter() - began, tuple(violations),
+                       pool.board.next_id - len(backlog), len(pool.waits))
     except _Fail as exc:
         return Verdict(False, str(exc), None, t, time.perf_counter() - began, tuple(violations))
     except OSError as exc:  # the pipe broke: the child is gone
