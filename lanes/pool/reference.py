@@ -143,9 +143,11 @@ def complete_work(pool: Pool) -> list[Running]:
     Returns the jobs that finished.
     """
     left = pool.left
-    for job_id in left:
-        left[job_id] -= 1
-    done = [job_id for job_id, s in left.items() if s <= 0]
+    done = []
+    for job_id, s in left.items():  # one second of work each
+        left[job_id] = s - 1
+        if s <= 1:
+            done.append(job_id)
     for job_id in done:
         del left[job_id]
     finished = pool.board.finish(done)
