@@ -200,6 +200,12 @@ HOSTILE = {
         def f(obs):
             return Decision()
     """,
+    "starts a thread": """
+        import threading
+        def f(obs):
+            threading.Thread(target=lambda: None).start()
+            return Decision()
+    """,
     "exits": """
         import os
         def f(obs):
