@@ -10,10 +10,12 @@ import tempfile
 import textwrap
 
 import pytest
+from hypothesis import given, settings
 
 import lanes
 from lanes.exercises import get_set, online
 from lanes.exercises.judge import load_key
+from strategies import scenarios
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -93,6 +95,13 @@ class TestHonest:
         assert verdict.ticks == DAY.ticks
         r = lanes.simulate(DAY, "hybrid:8")
         assert (verdict.n_arrivals, verdict.n_admitted) == (r.n_arrivals, r.n_interactive)
+
+    @settings(max_examples=6, deadline=None)
+    @given(scenarios(max_ticks=400))
+    def test_judged_rows_equal_the_engine_on_random_days(self, scenario):
+        verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), scenario, limits=FAST)
+        assert verdict.ok, verdict.reason
+        assert verdict.row == {**lanes.simulate(scenario, "priority").row(), "policy": "policy"}
 
     def test_prints_go_nowhere(self):
         verdict = _judge("""
