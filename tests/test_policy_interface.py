@@ -76,6 +76,12 @@ class TestPolicyFileCli:
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "'free-slots'" in err
 
+    def test_flags_that_do_not_apply_are_refused(self, capsys):
+        from lanes.cli import main
+
+        assert main(["table", "--policy-file", str(EXAMPLES / "priority.py"), "--floor", "4"]) == 2
+        assert "--floor cannot be given" in capsys.readouterr().err
+
     def test_missing_file(self, capsys):
         from lanes.cli import main
 

@@ -119,6 +119,12 @@ def _policy_file_row(scenario: Scenario, args: argparse.Namespace) -> int:
     from . import reference
     from .schedulers import load_policy_file
 
+    others = [flag for flag, on in (("--policies", args.policies != ",".join(DEFAULT_POLICIES)),
+                                    ("--floor", args.floor != 0), ("--aging", args.aging is not None),
+                                    ("--victim", args.victim != "youngest"), ("--min-run", args.min_run != 0)) if on]
+    if others:
+        raise ValueError(f"policy-file runs the policy in the file, so {', '.join(others)} cannot be given with it")
+
     row = reference.run(scenario, load_policy_file(args.policy_file))
     if args.json:
         import json

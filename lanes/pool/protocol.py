@@ -173,6 +173,9 @@ class _Ordered:
 class Observation(NamedTuple):
     """What a scheduler sees at tick ``t``, after arrivals joined and finished jobs left.
 
+    Its sequences are views of the pool, valid during this tick's ``decide``
+    call only: copy what you want to keep (``list(obs.waiting)``).
+
     Attributes
     ----------
     t : int
