@@ -103,6 +103,18 @@ class TestHonest:
         assert verdict.ok, verdict.reason
         assert verdict.row == {**lanes.simulate(scenario, "priority").row(), "policy": "policy"}
 
+    def test_given_arrivals_replace_the_draws(self):
+        from lanes.pool import reference
+
+        backlog, per_tick = reference.draw(DAY)
+        quiet = [[] for _ in per_tick]  # nobody arrives: batch has the pool to itself
+        verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), DAY, limits=FAST,
+                               draws=(backlog, quiet))
+        assert verdict.ok and verdict.n_arrivals == 0
+        assert verdict.row == reference.run(DAY, lanes.parse_policy("priority"), (backlog, quiet)) | {"policy": "policy"}
+        with pytest.raises(ValueError, match="every one of the"):
+            online.judge("def f(obs): pass\n", DAY, draws=(backlog, quiet[:5]))
+
     def test_prints_go_nowhere(self):
         verdict = _judge("""
             def chatty(obs):

@@ -126,8 +126,12 @@ class _Fail(Exception):
 
 
 def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=None,
-          max_violations: int = 5) -> Verdict:
+          max_violations: int = 5, draws: tuple | None = None) -> Verdict:
     """Judge the policy defined by ``source`` (a module's text) on ``scenario``.
+
+    ``draws`` (``(backlog, per_tick)`` as :func:`lanes.pool.reference.draw`
+    returns them) replaces the scenario's random day with given arrivals,
+    such as a replayed trace.
 
     ``watch(board, t, evicted, started)``, if given, is called after each
     decision is carried out, with the judge's own :class:`Board`; a string it
@@ -141,7 +145,9 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
         raise ValueError(f"source must be the policy's Python source as a str (got {type(source).__name__})")
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a lanes.Scenario (got {type(scenario).__name__})")
-    backlog, per_tick = reference.draw(scenario)
+    backlog, per_tick = reference.draw(scenario) if draws is None else draws
+    if len(per_tick) < scenario.ticks:
+        raise ValueError(f"draws must give arrivals for every one of the {scenario.ticks} ticks (got {len(per_tick)})")
     pool = reference.new_pool(scenario, backlog)
     gc.freeze()  # the draws and the backlog never form cycles: keep the collector off them
     began = time.perf_counter()
