@@ -193,6 +193,10 @@ HOSTILE = {
         def f(obs):
             return "start everything"
     """,
+    "answers a generator": """
+        def f(obs):
+            return Decision(start=(r.id for r in obs.waiting))
+    """,
     "answers ids that are not integers": """
         def f(obs):
             return Decision(start=[float("nan")] if obs.waiting else [])
@@ -241,7 +245,8 @@ REASONS = {
     "spins in its first decision": "took too long",
     "writes to the pipe out of turn": "out of turn",
     "floods the pipe": "flooded",
-    "answers garbage": "raised AttributeError",
+    "answers garbage": "'decision-type'",
+    "answers a generator": "'decision-type'",
     "answers ids that are not integers": "'decision-type'",
     "starts jobs that are not waiting": "'start-queued'",
     "evicts an interactive request": "'evict-batch-only'",

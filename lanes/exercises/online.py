@@ -15,8 +15,9 @@ judge to child, every tick
     ``[t, k, [ids]]``: ``k`` interactive requests arrived at tick ``t`` (they
     take the next ``k`` ids) and the jobs ``ids`` finished their work.
 child to judge, every tick
-    ``[t, [start ids], [evict ids]]``, the policy's decision; or
-    ``["error", NAME]`` when the policy raised (``NAME``: the exception's class).
+    ``[t, [start ids], [evict ids]]``, the policy's decision; ``[t, "decision-type"]``
+    when it returned something else; or ``["error", NAME]`` when the policy raised
+    (``NAME``: the exception's class).
 
 The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
 these messages and calls the policy with its observation.  The judge checks
@@ -207,6 +208,9 @@ def _decision(answer: object, t: int) -> Decision:
     """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
     if type(answer) is list and len(answer) == 2 and answer[0] == "error":
         raise _Fail(f"the policy raised {_exception_name(answer[1])} at t={t}")
+    if answer == [t, "decision-type"]:
+        raise _Fail(str(DecisionError("decision-type", t, "decide() must return a Decision whose start and evict"
+                                                          " are lists or tuples of job ids")))
     if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
         raise _Fail(f"the policy's answer at t={t} is not a decision")
     if answer[0] != t or type(answer[0]) is not int:
@@ -392,7 +396,11 @@ def _child_main() -> int:
         board.finish(done)
         try:
             decision = decide(board.observe(t))
-            reply = dumps([t, list(decision.start), list(decision.evict)]) + "\n"
+            if type(decision) is not Decision or type(decision.start) not in (list, tuple) \
+                    or type(decision.evict) not in (list, tuple):
+                reply = dumps([t, "decision-type"]) + "\n"  # the judge names the rule
+            else:
+                reply = dumps([t, list(decision.start), list(decision.evict)]) + "\n"
         except BaseException as exc:  # noqa: BLE001
             write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
             return 1
