@@ -1,12 +1,16 @@
 #!/usr/bin/env python
-"""Time grading every exercise set of one student (the issue's budget: under 60 s in total).
+"""Time grading a class made from the masters: one run, then the same class as shards merged.
 
-    python scripts/bench_grading.py                 # student "bench", all sets with a key
-    python scripts/bench_grading.py --student jdoe42 --jobs 2
+    python scripts/bench_grading.py                          # 100 students x every set with a key
+    python scripts/bench_grading.py --students 4 --sets 3    # a small class
+    python scripts/bench_grading.py --shards 4 --jobs 2
 
-Builds each set's perfect submission for the student from its master notebook, grades them
-all in one run of ``scripts/grade.py`` and prints the wall time and the score. Not a test:
-timings depend on the machine and its load.
+Builds each student's perfect submission of each set from the master notebooks (a folder
+per login, the tokens of the test secret), grades the class once with ``scripts/grade.py
+--jobs J``, then as ``--shards`` shard processes started together (``--jobs`` split between
+them) and merged, and prints both wall times, the score, and the box's own cost per
+notebook (starting ``python -c pass`` in a box against starting it plainly). Not a test:
+timings depend on the machine and its load. Run it as root for the real box.
 """
 
 from __future__ import annotations
@@ -14,47 +18,110 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def box_overhead(reps: int = 20) -> tuple[float, float]:
+    """Median seconds to run ``python -E -s -c pass`` plainly and in a box."""
+    from lanes.exercises import sandbox
+
+    plain, boxed = [], []
+    with sandbox.Box() as box:
+        for _ in range(reps):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-E", "-s", "-c", "pass"], check=True)
+            plain.append(time.perf_counter() - t)
+            job = pathlib.Path(tempfile.mkdtemp(dir=box.base))
+            t = time.perf_counter()
+            with box.popen([sys.executable, "-E", "-s", "-c", "pass"], job_dir=job) as p:
+                p.wait(timeout=60)
+            boxed.append(time.perf_counter() - t)
+    return statistics.median(plain), statistics.median(boxed)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--student", default="bench", help="student identifier (default: bench)")
-    ap.add_argument("--jobs", type=int, help="passed to grade.py --jobs")
+    ap.add_argument("--students", type=int, default=100, help="students in the class (default 100)")
+    ap.add_argument("--sets", type=int, default=0, help="only the first N sets (default: every set with a key)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks at once, in all (default: CPUs)")
+    ap.add_argument("--shards", type=int, default=4, help="shard processes for the second run (default 4)")
     args = ap.parse_args(argv)
+    for name in ("students", "jobs", "shards"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be >= 1 (got {getattr(args, name)})")
     spec = importlib.util.spec_from_file_location("assign_exercises", ROOT / "scripts" / "assign_exercises.py")
     assign = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(assign)
     import nbformat
 
+    from lanes.exercises.variants import TEST_SECRET, student_token
+
     masters = [m for m in sorted((ROOT / "solutions").glob("*/*.ipynb"))
                if m.stem == m.parent.name and (m.parent / "key.py").is_file()]
+    if args.sets:
+        masters = masters[:args.sets]
     if not masters:
         raise SystemExit("no solutions/NN_slug/ with a master and a key.py: run this in the instructor's checkout")
+    env = {**os.environ, "LANES_TEST_SECRET": "1", "PYTHONPATH": str(ROOT)}
+    grade = [sys.executable, str(ROOT / "scripts" / "grade.py")]
     with tempfile.TemporaryDirectory(prefix="lanes-bench-") as tmp:
-        for m in masters:
-            nbformat.write(assign.solution_notebook(m, args.student), pathlib.Path(tmp) / f"{m.stem}.ipynb")
-        report = pathlib.Path(tmp) / "report.json"
-        cmd = [sys.executable, str(ROOT / "scripts" / "grade.py"), tmp, "--json", str(report), "--quiet"]
-        if args.jobs:
-            cmd += ["--jobs", str(args.jobs)]
+        tmp = pathlib.Path(tmp)
+        subs = tmp / "subs"
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        seconds = time.perf_counter() - t0
-        if not report.is_file():
-            print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
+        for m in masters:
+            for i in range(args.students):
+                login = f"s{i:04d}"
+                (subs / login).mkdir(parents=True, exist_ok=True)
+                nbformat.write(assign.solution_notebook(m, student_token(login, TEST_SECRET)),
+                               subs / login / f"{m.stem}.ipynb")
+        n = len(masters) * args.students
+        print(f"class: {args.students} students x {len(masters)} sets = {n} notebooks "
+              f"(built in {time.perf_counter() - t0:.1f} s); {os.cpu_count()} CPUs")
+        plain, boxed = box_overhead()
+        print(f"box overhead: python -c pass takes {plain * 1000:.0f} ms plainly, {boxed * 1000:.0f} ms in a box "
+              f"(+{(boxed - plain) * 1000:.0f} ms per notebook, medians of 20)")
+
+        t = time.perf_counter()
+        one = subprocess.run([*grade, str(subs), "--json", str(tmp / "one.json"), "--quiet", "--jobs", str(args.jobs),
+                              "--pass-mark", "0"], env=env, capture_output=True, text=True)
+        serial = time.perf_counter() - t
+        if not (tmp / "one.json").is_file():
+            print(one.stdout[-2000:] + one.stderr[-2000:], file=sys.stderr)
             return 2
-        data = json.loads(report.read_text())
-    print(f"graded {len(masters)} sets of student {args.student!r} in {seconds:.1f} s "
-          f"(score {data['score']:g} / {data['possible']:g})")
-    for s in data["submissions"]:
-        print(f"  {pathlib.Path(s['path']).stem:<36} step 1 {s['seconds']:5.1f} s  {s['score']:g} / {s['possible']:g}")
+        rep = json.loads((tmp / "one.json").read_text())
+        step1 = [s["seconds"] for s in rep["submissions"] if s["seconds"]]
+        print(f"one run (--jobs {args.jobs}): {serial:.1f} s, {serial / n:.2f} s per notebook; score "
+              f"{rep['score']:g} / {rep['possible']:g}; step 1 median {statistics.median(step1):.2f} s per notebook")
+
+        t = time.perf_counter()
+        per = max(1, args.jobs // args.shards)
+        procs = [subprocess.Popen([*grade, str(subs), "--shard", f"{k}/{args.shards}", "--json",
+                                   str(tmp / f"shard-{k}.json"), "--quiet", "--jobs", str(per), "--pass-mark", "0"],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for k in range(1, args.shards + 1)]
+        for p in procs:
+            p.wait()
+        merge = subprocess.run([*grade, "merge", *[str(tmp / f"shard-{k}.json") for k in range(1, args.shards + 1)],
+                                "--json", str(tmp / "merged.json"), "--pass-mark", "0"],
+                               env=env, capture_output=True, text=True)
+        sharded = time.perf_counter() - t
+        if merge.returncode not in (0, 1):
+            print(merge.stderr[-2000:], file=sys.stderr)
+            return 2
+        merged = json.loads((tmp / "merged.json").read_text())
+        same = (merged["score"], merged["possible"]) == (rep["score"], rep["possible"])
+        print(f"{args.shards} shards (--jobs {per} each) + merge: {sharded:.1f} s; score {merged['score']:g} / "
+              f"{merged['possible']:g} ({'same as' if same else 'DIFFERS from'} one run)")
     return 0
 
 

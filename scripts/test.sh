@@ -8,7 +8,8 @@
 # First it installs what the tests need when it is missing:
 # - the Python requirements (requirements.txt) when one of them cannot be imported;
 # - Debian's Chromium for the browser test: through apt when run as root,
-#   otherwise it stops with one message naming the package to install.
+#   otherwise it stops with one message naming the package to install;
+# - Debian's bubblewrap (bwrap), the grading box, the same way.
 # Then it runs `python -m pytest` and exits with pytest's own status
 # (5 means pytest collected no test: that is reported, never hidden).
 set -euo pipefail
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python}"
 CHROMIUM="${LANES_CHROMIUM:-/usr/bin/chromium}"
+BWRAP="${LANES_BWRAP:-/usr/bin/bwrap}"
 
 if ! "$PYTHON" -c "import pytest, nbval, playwright, otter, jupyter_book, notfound, lanes" 2>/dev/null; then
     echo "test.sh: installing the Python requirements (requirements.txt) ..."
@@ -32,6 +34,20 @@ if [[ ! -x "$CHROMIUM" ]]; then
         echo "test.sh: the browser test needs Chromium at $CHROMIUM." >&2
         echo "test.sh: install Debian's package 'chromium' (sudo apt-get install -y chromium)," >&2
         echo "test.sh: or point LANES_CHROMIUM at another Chromium binary, then run again." >&2
+        exit 3
+    fi
+fi
+
+if [[ ! -x "$BWRAP" ]]; then
+    if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing Debian's bubblewrap for the grading box ..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends bubblewrap
+    else
+        echo "test.sh: the grading tests need bubblewrap at $BWRAP." >&2
+        echo "test.sh: install Debian's package 'bubblewrap' (sudo apt-get install -y bubblewrap)," >&2
+        echo "test.sh: or point LANES_BWRAP at another bwrap binary, then run again." >&2
         exit 3
     fi
 fi

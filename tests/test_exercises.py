@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import os
 import linecache
 import pathlib
 import re
@@ -22,6 +23,7 @@ import nbformat
 import numpy as np
 import pytest
 
+from lanes.exercises.variants import TEST_SECRET, student_token
 from lanes.exercises import Choice, Float, FormError, Int, Seq, Str, all_sets, get_set, public_check, to_plain, variant
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -273,11 +275,13 @@ def class_run(tmp_path_factory):
     for master in MASTERS:
         for who in STUDENTS:
             (d / "subs" / who).mkdir(parents=True, exist_ok=True)
-            nbformat.write(assign.solution_notebook(master, who), d / "subs" / who / f"{master.stem}.ipynb")
+            nbformat.write(assign.solution_notebook(master, student_token(who, TEST_SECRET)),
+                           d / "subs" / who / f"{master.stem}.ipynb")
         shutil.copy(EXERCISES / master.stem / f"{master.stem}.ipynb", d / "subs" / f"untouched-{master.stem}.ipynb")
     report, book = d / "report.json", d / "gradebook.csv"
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(d / "subs"), "--json", str(report),
-                           "--csv", str(book)], capture_output=True, text=True, timeout=900)
+                           "--csv", str(book)], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "LANES_TEST_SECRET": "1"})
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(report.read_text()), book, proc
 
@@ -288,7 +292,7 @@ def test_solutions_score_full_marks_for_three_students(class_run):
     graded = [s for s in data["submissions"] if not pathlib.Path(s["path"]).name.startswith("untouched-")]
     assert len(graded) == 3 * len(MASTERS)
     for s in graded:
-        assert s["student"] in STUDENTS
+        assert s["login"] in STUDENTS and s["student"] == student_token(s["login"], TEST_SECRET)
         assert s["score"] == s["possible"] > 0, (s["path"], s["questions"])
 
 
@@ -306,7 +310,7 @@ def test_untouched_notebooks_score_zero(class_run):
 def test_gradebook_has_a_row_per_student_and_a_column_per_question(class_run):
     data, book, proc = class_run
     rows = list(csv.DictReader(book.open()))
-    by_student = {r["student"]: r for r in rows}
+    by_student = {r["login"]: r for r in rows}
     possible = sum(get_set(m.stem).possible for m in MASTERS)
     for who in STUDENTS:
         assert float(by_student[who]["total"]) == float(by_student[who]["possible"]) == possible

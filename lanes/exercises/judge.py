@@ -120,6 +120,8 @@ def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported:
             if var in raw:
                 try:
                     checked[var] = form.check_plain(to_plain(raw[var], form.describe()))
+                    if var in spec.options:  # the letter as this variant shows it -> the key's letter
+                        checked[var] = variant.key_letter(var, checked[var])
                     continue
                 except FormError as e:
                     problems[var] = f"{var} {e}"
@@ -153,13 +155,23 @@ def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Read jobs (JSON) on stdin, write results (JSON) on stdout; ``argv = [SOLUTIONS_DIR]``."""
+    """Read jobs (JSON) on stdin, write results (JSON) on stdout; ``argv = [SOLUTIONS_DIR]``.
+
+    stdin is ``{"secret": course secret or null, "jobs": [...]}`` (or the bare list of jobs);
+    the secret is set with :func:`lanes.exercises.variants.set_course_secret` before any
+    key is loaded, so that a key may use it (the capstone's hidden seeds do).
+    """
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: judge SOLUTIONS_DIR|--forms-only < jobs.json", file=sys.stderr)
         return 2
     solutions = None if argv[0] == "--forms-only" else pathlib.Path(argv[0])
     jobs = json.load(sys.stdin)
+    if isinstance(jobs, dict):
+        from .variants import set_course_secret
+
+        set_course_secret(jobs.get("secret"))
+        jobs = jobs.get("jobs") or []
     keys: dict[str, ModuleType] = {}
     results = []
     for job in jobs:

@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .forms import Form
+from .forms import Choice, Form
 from .variants import Variant, normalise_student, rng_for
 
 __all__ = ["Question", "SetSpec"]
@@ -63,12 +63,20 @@ class SetSpec:
         ``draw(rng) -> dict`` with the same keys as ``default``: one student's parameters
         from a ``random.Random``. Use ``rng.randrange``/``rng.choice`` over grids of sensible
         values; draw a seed with ``rng.randrange(1, 10**6)`` where the set simulates.
+    options : dict
+        Multiple-choice options shuffled per variant: answer variable (a :class:`Choice`
+        answer) -> its option texts in the key's order (the key's letter ``"a"`` is the
+        first). Each variant shows them under its own letters (``print(V)`` lists them, and
+        :meth:`Variant.options` returns them); the judge maps the letter a student gives back
+        to the key's letter, so a letter is not shareable and the key is written once. A
+        notebook whose set lists options here must not print them in a fixed order.
     """
 
     slug: str
     questions: tuple
     default: dict = field(default_factory=dict)
     draw: Callable[[random.Random], dict] | None = None
+    options: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [q.name for q in self.questions]
@@ -77,6 +85,13 @@ class SetSpec:
         variables = [v for q in self.questions for v, _ in q.answers]
         if len(set(variables)) != len(variables):
             raise ValueError(f"{self.slug}: an answer variable belongs to two questions")
+        forms = {v: f for q in self.questions for v, f in q.answers}
+        for var, texts in self.options.items():
+            form = forms.get(var)
+            if not isinstance(form, Choice) or not isinstance(texts, tuple) or len(texts) != len(form.letters) \
+                    or not all(isinstance(t, str) and t for t in texts):
+                raise ValueError(f"{self.slug}: options[{var!r}] must be a tuple of one text per letter "
+                                 "of a Choice answer")
 
     @property
     def possible(self) -> float:
@@ -101,4 +116,18 @@ class SetSpec:
             params = self.draw(rng_for(self.slug, s))
             if set(params) != set(self.default):
                 raise ValueError(f"{self.slug}: draw() must return the keys of default")
-        return Variant(self.slug, s, tuple((k, params[k]) for k in self.default))
+        return Variant(self.slug, s, tuple((k, params[k]) for k in self.default), self._choices(s))
+
+    def _choices(self, student: str) -> tuple:
+        """Per shuffled answer: ``(var, ((shown letter, key letter, text), ...))``; the default
+        variant keeps the key's order."""
+        forms = {v: f for q in self.questions for v, f in q.answers}
+        rng = rng_for(self.slug + "/options", student)
+        out = []
+        for var in sorted(self.options):
+            letters = forms[var].letters
+            order = list(range(len(letters)))
+            if student:
+                rng.shuffle(order)
+            out.append((var, tuple((letters[i], letters[k], self.options[var][k]) for i, k in enumerate(order))))
+        return tuple(out)

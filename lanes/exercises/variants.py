@@ -1,30 +1,121 @@
-"""Per-student variants: a student identifier gives each set its own parameters and seed.
+"""Per-student variants: a student's ``STUDENT`` value gives each set its own parameters and seed.
 
 The parameters come deterministically from ``sha256("lanes-exercises/<slug>/<student>")``:
-the same identifier always gives the same variant, two identifiers almost always give
-different ones, and the empty identifier gives the set's default variant, whose numbers
-are chosen away from those the chapters print.
+the same value always gives the same variant, two values almost always give different
+ones, and the empty value gives the set's default variant, whose numbers are chosen away
+from those the chapters print.
+
+In a graded course ``STUDENT`` is the student's **token**, ``<login>-<code>``: the roster
+login and a code of :data:`CODE_LEN` characters made from the course's secret
+(:func:`student_token`). The instructor hands each student their token; without the secret
+nobody can compute a classmate's token, so nobody can compute a classmate's variant or
+search for a favourable one offline. A login and a token use ``[a-z0-9._-]`` only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
+import re
 from dataclasses import dataclass
 
-__all__ = ["Variant", "normalise_student", "rng_for"]
+__all__ = ["CODE_LEN", "TEST_SECRET", "Variant", "check_login", "course_secret", "normalise_student",
+           "load_course_secret", "new_course_secret", "rng_for", "set_course_secret", "student_token"]
+
+#: What a ``STUDENT`` value may hold (after stripping and lower-casing).
+STUDENT_RE = re.compile(r"[a-z0-9._-]{1,40}")
+#: Characters of the secret-made code in a token; a login is at most 40 - 1 - CODE_LEN long.
+CODE_LEN = 6
+MAX_LOGIN = 40 - 1 - CODE_LEN
+#: The secret of the test suite: public, so grading refuses it outside the tests.
+TEST_SECRET = "lanes-test-secret-not-for-grading"
+_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i
+
+_secret: str | None = None
 
 
 def normalise_student(student: object) -> str:
-    """The identifier as used for the variant: stripped and lower-cased; ``ValueError`` if not a str."""
+    """The ``STUDENT`` value as used for the variant: stripped and lower-cased, ``[a-z0-9._-]{1,40}``
+    or empty (the default variant); ``ValueError`` naming the rule otherwise."""
     if type(student) is not str:
         raise ValueError(f"STUDENT must be a string in quotes, such as \"jdoe42\" (got {type(student).__name__})")
     s = student.strip().lower()
-    if len(s) > 100:
-        raise ValueError(f"STUDENT must be at most 100 characters (got {len(s)})")
-    if not s.isprintable():
-        raise ValueError("STUDENT must hold printable characters only")
+    if s and not STUDENT_RE.fullmatch(s):
+        raise ValueError(f"STUDENT must be 1 to 40 characters among a-z, 0-9, '.', '_' and '-' "
+                         f"(got {len(s)} characters{', some outside that set' if len(s) <= 40 else ''})")
     return s
+
+
+def check_login(login: object) -> str:
+    """A roster login: ``[a-z0-9._-]``, 1 to :data:`MAX_LOGIN` characters (lower-cased); ``ValueError`` else."""
+    if type(login) is not str:
+        raise ValueError(f"login must be a string (got {type(login).__name__})")
+    s = login.strip().lower()
+    if not (re.fullmatch(r"[a-z0-9._-]+", s) and len(s) <= MAX_LOGIN):
+        raise ValueError(f"login must be 1 to {MAX_LOGIN} characters among a-z, 0-9, '.', '_' and '-' "
+                         f"(got {len(s)} characters)")
+    return s
+
+
+def set_course_secret(secret: str | None) -> None:
+    """Set the course secret of this process (the grader's judge does, from the course's file)."""
+    global _secret
+    if secret is not None and (type(secret) is not str or len(secret) < 16):
+        raise ValueError("the course secret must be a string of at least 16 characters")
+    _secret = secret
+
+
+def course_secret() -> str:
+    """The course secret set by :func:`set_course_secret`; ``RuntimeError`` when none is set."""
+    if _secret is None:
+        raise RuntimeError("no course secret is set (the grader sets it; make one with "
+                           "`python scripts/grade.py init`)")
+    return _secret
+
+
+def load_course_secret(path, *, allow_test: bool = False) -> str:
+    """The course secret in file ``path`` (one line); ``ValueError`` saying how to make one.
+
+    The test suite's :data:`TEST_SECRET` is refused unless ``allow_test`` (the tests set
+    ``LANES_TEST_SECRET=1``, and then no file is needed).
+    """
+    import pathlib
+
+    if allow_test:
+        return TEST_SECRET
+    p = pathlib.Path(path)
+    how = "make one with `python scripts/grade.py init` (it writes a git-ignored file) or pass --secret FILE"
+    try:
+        text = p.read_text(encoding="utf-8").strip()
+    except OSError:
+        raise ValueError(f"no course secret at {p}: {how}") from None
+    if text == TEST_SECRET:
+        raise ValueError(f"{p} holds the test suite's public secret, which grades nothing real: {how}")
+    if len(text) < 16:
+        raise ValueError(f"the course secret in {p} must be at least 16 characters (has {len(text)}): {how}")
+    return text
+
+
+def new_course_secret() -> str:
+    """A fresh random course secret (64 hex digits)."""
+    import secrets
+
+    return secrets.token_hex(32)
+
+
+def student_token(login: str, secret: str | None = None) -> str:
+    """The ``STUDENT`` value of ``login`` in the course of ``secret`` (default: :func:`course_secret`):
+    ``<login>-<code>``, the code made from ``HMAC-SHA256(secret, login)``."""
+    login = check_login(login)
+    key = (course_secret() if secret is None else secret).encode()
+    digest = hmac.new(key, f"lanes-student/{login}".encode(), hashlib.sha256).digest()
+    n = int.from_bytes(digest[:8], "big")
+    code = ""
+    for _ in range(CODE_LEN):
+        n, r = divmod(n, len(_ALPHABET))
+        code += _ALPHABET[r]
+    return f"{login}-{code}"
 
 
 def rng_for(slug: str, student: str) -> random.Random:
@@ -45,11 +136,29 @@ class Variant:
         The normalised student identifier (``""`` for the default variant).
     params : tuple of (str, object)
         Parameter names and values, in the order the set defines them.
+    choices : tuple
+        Shuffled multiple-choice options: ``(var, ((shown letter, key letter, text), ...))``
+        per answer variable the set shuffles (see ``SetSpec.options``).
     """
 
     slug: str
     student: str
     params: tuple
+    choices: tuple = ()
+
+    def options(self, var: str) -> list:
+        """``[(letter, text), ...]`` of answer ``var`` in this variant's order; ``KeyError`` if not shuffled."""
+        for v, rows in object.__getattribute__(self, "choices"):
+            if v == var:
+                return [(shown, text) for shown, _, text in rows]
+        raise KeyError(f"{var} has no shuffled options in set {self.slug}")
+
+    def key_letter(self, var: str, letter: str) -> str:
+        """The key's letter of the option this variant shows as ``letter`` (unchanged if not shuffled)."""
+        for v, rows in object.__getattribute__(self, "choices"):
+            if v == var:
+                return next((key for shown, key, _ in rows if shown == letter), letter)
+        return letter
 
     def __getattr__(self, name: str):
         for k, v in object.__getattribute__(self, "params"):
@@ -69,6 +178,9 @@ class Variant:
         width = max((len(k) for k, _ in self.params), default=0)
         lines = [f"Exercise set {self.slug}, {who}. Your parameters (use them as V.<name>):"]
         lines += [f"  V.{k:<{width}} = {v!r}" for k, v in self.params]
+        for var, rows in self.choices:
+            lines.append(f"Options of {var} (answer with the letter shown here):")
+            lines += [f"  ({shown}) {text}" for shown, _, text in rows]
         return "\n".join(lines)
 
     def _repr_pretty_(self, p, cycle) -> None:  # IPython display

@@ -76,6 +76,9 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
                    help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
+    p.add_argument("--policy-file", metavar="FILE", default=None,
+                   help="run the policy defined in this Python file (one class with decide(obs), or one function)"
+                        " through the reference simulator and print its row instead")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
     p.add_argument("--jobs", type=int_arg, default=default_jobs(),
                    help="processes to run the policies in (default: two unless the CPUs are saturated)")
@@ -134,6 +137,8 @@ def _table(args: argparse.Namespace) -> int:
     # arrival stream and the per-tick lists, none of which form cycles.
     gc.disable()
     scenario = scenario_from(args)
+    if args.policy_file is not None:
+        return _policy_file_row(scenario, args)
     policies = parse_policies(
         args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
     )
@@ -169,6 +174,29 @@ def trace_header(trace: traces.Trace, scenario: Scenario) -> str:
         f"({trace.rate_per_s:.2f} req/s) x {lo}-{hi} s; {scenario.slots} slots, "
         f"batch backlog {scenario.backlog} x {bl}-{bh} s"
     )
+
+
+def _policy_file_row(scenario: Scenario, args: argparse.Namespace) -> int:
+    """``--policy-file``: the file's scheduler through the reference simulator, one row."""
+    from . import reference
+    from .schedulers import load_policy_file
+
+    others = [flag for flag, on in (("--policies", args.policies != ",".join(DEFAULT_POLICIES)),
+                                    ("--floor", args.floor != 0), ("--aging", args.aging is not None),
+                                    ("--victim", args.victim != "youngest"), ("--min-run", args.min_run != 0)) if on]
+    if others:
+        raise ValueError(f"policy-file runs the policy in the file, so {', '.join(others)} cannot be given with it")
+
+    row = reference.run(scenario, load_policy_file(args.policy_file))
+    if args.json:
+        import json
+
+        print(json.dumps([row]))
+    else:
+        print(PolicyTable.header(scenario))
+        print(f"{row['policy']:<14}{row['p50']:>9}s{row['p99']:>6}s{row['max']:>6}s{row['late']:>9.1%}"
+              f"{row['batch_done']:>12,}{row['preempted']:>11,}{row['util']:>10.0%}")
+    return 0
 
 
 def default_jobs() -> int:

@@ -8,11 +8,15 @@ by :func:`tick`:
 1. :func:`join_queue`: the tick's interactive arrivals join their queue.
 2. :func:`complete_work`: every running job does one second of work; jobs
    with none left free their slots.
-3. :func:`preempt`: a preempting policy evicts batch jobs for interactive
-   requests that find no free slot (victim order, floor, aging, minimum run).
-4. :func:`admit_fifo`, or :func:`admit_interactive` then :func:`admit_batch`:
-   free slots are filled.
+3. The scheduler looks at the pool (:meth:`~lanes.pool.protocol.Board.observe`)
+   and decides which batch jobs to evict and which waiting jobs to start.
+4. :func:`carry_out`: the decision is checked against the rules of the
+   interface (:mod:`lanes.pool.protocol`) and carried out.
 5. The busy slots are counted, for the slot use column.
+
+The scheduling rule itself is not in this file: any scheduler written
+against the interface can be run, and the seven built-in policies with their
+four extensions are written that way in :mod:`lanes.pool.schedulers`.
 
 :func:`run` draws the random numbers, calls :func:`tick` once per second and
 summarises the run into the same row as :meth:`lanes.SlotPoolResult.row`.
@@ -28,11 +32,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections import deque
 from dataclasses import dataclass, field
 
-from .policies import Policy
+from .policies import Policy, parse_policy
+from .protocol import BATCH, INTERACTIVE, Board, Running
 from .scenario import Scenario
+from .schedulers import as_scheduler, name_of
 
 #: An interactive request is late when it waited longer than this, seconds.
 LATE_AFTER_S = 2
@@ -41,76 +46,39 @@ LATE_AFTER_S = 2
 # --- the things in the pool ----------------------------------------------------------
 
 
-@dataclass(eq=False, slots=True)
-class Job:
-    """A job holding a slot.
-
-    Attributes
-    ----------
-    kind : str
-        ``"interactive"`` or ``"batch"``.
-    remaining_s : int
-        Seconds of slot time still needed.
-    start : int
-        Tick at which it took its slot (its latest start, for a batch job
-        that was evicted before).
-    waited_s : int
-        Batch jobs: seconds spent queued before this start, all spells added
-        up (aging looks at it).  Interactive requests: their queue wait.
-    """
-
-    kind: str
-    remaining_s: int
-    start: int
-    waited_s: int = 0
-
-
-@dataclass(eq=False, slots=True)
-class QueuedBatch:
-    """A batch job in the batch queue: never started, or evicted and waiting to resume."""
-
-    remaining_s: int
-    waited_s: int  # seconds queued before its latest spell in the queue
-    queued_since: int  # tick its latest spell in the queue began
-
-
 @dataclass(eq=False)
 class Pool:
     """Everything that changes during a run.
 
     Attributes
     ----------
-    slots : int
-        Slots in the pool.
-    running : list of Job
-        The jobs holding slots, in the order they took them.
-    interactive_queue : deque of (int, int)
-        Waiting requests as (arrival tick, service seconds), oldest first.
-    batch_queue : deque of QueuedBatch
-        Waiting batch jobs, head first.  Evicted jobs go back to the head.
+    board : Board
+        What a scheduler may see: the queues and the jobs holding slots
+        (:class:`~lanes.pool.protocol.Board`).
+    left : dict of int to int
+        Seconds of slot time each running job still needs, by job id; the
+        simulator counts these down.  For interactive requests it is the
+        hidden part of the state: no scheduler is told it.
+    service : dict of int to int
+        Slot time of each waiting interactive request, by id (hidden too).
     waits : list of int
         The queue wait of every admitted interactive request, seconds.
     batch_done, preempted, busy_slot_s : int
         Batch jobs finished, evictions, and busy slots summed over ticks.
     """
 
-    slots: int
-    running: list[Job] = field(default_factory=list)
-    interactive_queue: deque = field(default_factory=deque)
-    batch_queue: deque = field(default_factory=deque)
+    board: Board
+    left: dict = field(default_factory=dict)
+    service: dict = field(default_factory=dict)
     waits: list[int] = field(default_factory=list)
     batch_done: int = 0
     preempted: int = 0
     busy_slot_s: int = 0
 
     @property
-    def free(self) -> int:
-        """Slots nobody holds."""
-        return self.slots - len(self.running)
-
-    def count(self, kind: str) -> int:
-        """Running jobs of one kind."""
-        return sum(1 for job in self.running if job.kind == kind)
+    def slots(self) -> int:
+        """Slots in the pool."""
+        return self.board.slots
 
 
 # --- the random draws ------------------------------------------------------------------
@@ -150,152 +118,103 @@ def arrival_rate(scenario: Scenario, t: int) -> float:
 # --- one tick ---------------------------------------------------------------------------
 
 
-def tick(pool: Pool, t: int, arrivals: list[int], policy: Policy, preempt_cost_s: int) -> None:
+def tick(pool: Pool, t: int, arrivals: list[int], scheduler) -> None:
     """Advance the pool by one second, step by step."""
     join_queue(pool, t, arrivals)
     complete_work(pool)
-    if policy.preempts:
-        preempt(pool, t, policy, preempt_cost_s)
-    if policy.kind == "fifo":
-        admit_fifo(pool, t)
-    else:
-        admit_interactive(pool, t, policy)
-        admit_batch(pool, t, policy)
-    pool.busy_slot_s += len(pool.running)
+    decision = scheduler.decide(pool.board.observe(t))
+    carry_out(pool, t, decision)
+    pool.busy_slot_s += pool.board.n_running
 
 
-def join_queue(pool: Pool, t: int, arrivals: list[int]) -> None:
-    """Step 1: this tick's requests join the back of the interactive queue."""
+def join_queue(pool: Pool, t: int, arrivals: list[int]) -> list:
+    """Step 1: this tick's requests join the back of the interactive queue; returns them."""
+    joined = []
     for service_s in arrivals:
-        pool.interactive_queue.append((t, service_s))
+        req = pool.board.add_request(t)
+        pool.service[req.id] = service_s
+        joined.append(req)
+    return joined
 
 
-def complete_work(pool: Pool) -> None:
-    """Step 2: every running job does one second of work; finished jobs leave their slots."""
-    for job in pool.running:
-        job.remaining_s -= 1
-    pool.batch_done += sum(1 for job in pool.running if job.remaining_s <= 0 and job.kind == "batch")
-    pool.running = [job for job in pool.running if job.remaining_s > 0]
+def complete_work(pool: Pool) -> list[Running]:
+    """Step 2: every running job does one second of work; finished jobs leave their slots.
 
-
-def preempt(pool: Pool, t: int, policy: Policy, preempt_cost_s: int) -> None:
-    """Step 3: evict batch jobs so that every waiting request can have a slot.
-
-    At most ``waiting - free`` jobs are evicted, never so many that fewer than
-    ``policy.floor`` batch jobs keep running, and only jobs the policy allows
-    (see :func:`victims`).  An evicted job goes back to the head of the batch
-    queue and must redo ``preempt_cost_s`` seconds of work when it resumes.
+    Returns the jobs that finished.
     """
-    need = len(pool.interactive_queue) - pool.free
-    if need <= 0:
-        return
-    allowed = pool.count("batch") - policy.floor
-    for job in victims(pool, t, policy)[: max(0, min(need, allowed))]:
-        pool.running.remove(job)
-        pool.batch_queue.appendleft(QueuedBatch(job.remaining_s + preempt_cost_s, job.waited_s, t))
-        pool.preempted += 1
+    left = pool.left
+    done = []
+    for job_id, s in left.items():  # one second of work each
+        left[job_id] = s - 1
+        if s <= 1:
+            done.append(job_id)
+    for job_id in done:
+        del left[job_id]
+    finished = pool.board.finish(done)
+    pool.batch_done += sum(1 for job in finished if job.kind == BATCH)
+    return finished
 
 
-def victims(pool: Pool, t: int, policy: Policy) -> list[Job]:
-    """The batch jobs that may be evicted now, in the order they would be.
+def carry_out(pool: Pool, t: int, decision: object) -> tuple[list[Running], list[Running]]:
+    """Steps 3 and 4: check the scheduler's decision, then evict and start jobs.
 
-    A job is protected while it has run less than ``policy.min_run_s`` since
-    it started, and (with aging on) once it has waited more than
-    ``policy.aging_s`` seconds in the queue.  ``youngest`` evicts the latest
-    start first (it has lost the least work); ``most_remaining`` evicts the
-    job with the most work left first (it would hold the slot longest).  Ties
-    keep the order in which the jobs took their slots.
+    An evicted batch job goes back to the head of the batch queue and must
+    redo ``preempt_cost_s`` seconds of work when it resumes.  A started
+    request's queue wait is recorded.  A decision that breaks a rule raises
+    :class:`~lanes.pool.protocol.DecisionError` and changes nothing.
+    Returns the evicted and the started jobs.
     """
-    eligible = [
-        job
-        for job in pool.running
-        if job.kind == "batch"
-        and t - job.start >= policy.min_run_s
-        and (policy.aging_s is None or job.waited_s <= policy.aging_s)
-    ]
-    if policy.victim == "youngest":
-        eligible.sort(key=lambda job: -job.start)
-    else:  # most_remaining
-        eligible.sort(key=lambda job: -job.remaining_s)
-    return eligible
-
-
-def admit_fifo(pool: Pool, t: int) -> None:
-    """Step 4 under ``fifo``: one queue in submission order; the backlog was submitted first."""
-    while pool.free and (pool.batch_queue or pool.interactive_queue):
-        if pool.batch_queue:
-            start_batch(pool, t)
+    evicted, started = pool.board.apply(t, decision)
+    for job in evicted:
+        del pool.left[job.id]
+    pool.preempted += len(evicted)
+    for job in started:
+        if job.kind == INTERACTIVE:
+            pool.left[job.id] = pool.service.pop(job.id)
+            pool.waits.append(job.waited_s)
         else:
-            start_interactive(pool, t)
-
-
-def admit_interactive(pool: Pool, t: int, policy: Policy) -> None:
-    """Step 4a: waiting requests take free slots, oldest first.
-
-    With a floor, while batch has work (queued or running), interactive
-    requests together hold at most ``slots - floor`` slots.
-    """
-    while pool.free and pool.interactive_queue:
-        if policy.floor:
-            n_batch = pool.count("batch")
-            batch_has_work = pool.batch_queue or n_batch
-            if batch_has_work and len(pool.running) - n_batch >= pool.slots - policy.floor:
-                break
-        start_interactive(pool, t)
-
-
-def admit_batch(pool: Pool, t: int, policy: Policy) -> None:
-    """Step 4b: batch jobs start while more than the headroom stays free.
-
-    ``policy.reserve`` slots are kept free of batch; below its floor, batch
-    may start in any free slot.
-    """
-    while pool.free and pool.batch_queue:
-        if pool.free > policy.reserve or (policy.floor and pool.count("batch") < policy.floor):
-            start_batch(pool, t)
-        else:
-            break
-
-
-def start_interactive(pool: Pool, t: int) -> None:
-    """The oldest waiting request takes a slot; its wait is recorded."""
-    arrival, service_s = pool.interactive_queue.popleft()
-    pool.waits.append(t - arrival)
-    pool.running.append(Job("interactive", service_s, t, waited_s=t - arrival))
-
-
-def start_batch(pool: Pool, t: int) -> None:
-    """The batch job at the head of the queue takes a slot."""
-    queued = pool.batch_queue.popleft()
-    waited_s = queued.waited_s + (t - queued.queued_since)
-    pool.running.append(Job("batch", queued.remaining_s, t, waited_s=waited_s))
+            pool.left[job.id] = job.ends_at - t
+    return evicted, started
 
 
 # --- a whole run ------------------------------------------------------------------------
 
 
-def run(scenario: Scenario, policy: Policy, draws: tuple | None = None) -> dict:
+def new_pool(scenario: Scenario, backlog: list[int]) -> Pool:
+    """An empty pool with the whole backlog queued at t = 0 (ids ``0 .. backlog - 1``)."""
+    pool = Pool(Board(scenario.slots, scenario.preempt_cost_s))
+    for service_s in backlog:
+        pool.board.add_batch(service_s, 0)
+    return pool
+
+
+def run(scenario: Scenario, policy: object, draws: tuple | None = None) -> dict:
     """Simulate ``policy`` on ``scenario`` and return its table row.
 
+    ``policy`` is a :class:`Policy` or spec (run by its built-in scheduler)
+    or any scheduler (see :func:`lanes.pool.schedulers.as_scheduler`).
     ``draws`` (the result of :func:`draw`) may be passed to reuse one set of
     random numbers for several policies, as the table does.  The row has the
     keys of :meth:`lanes.SlotPoolResult.row`.
     """
+    if isinstance(policy, str):
+        policy = parse_policy(policy)
+    if isinstance(policy, Policy):
+        policy.check_fits(scenario.slots)
+    scheduler = as_scheduler(policy)
     backlog, per_tick = draw(scenario) if draws is None else draws
-    pool = Pool(scenario.slots)
-    for service_s in backlog:  # the whole backlog is queued at t = 0
-        pool.batch_queue.append(QueuedBatch(service_s, 0, 0))
+    pool = new_pool(scenario, backlog)
     for t in range(scenario.ticks):
-        tick(pool, t, per_tick[t], policy, scenario.preempt_cost_s)
-    return summarise(pool, scenario, policy)
+        tick(pool, t, per_tick[t], scheduler)
+    return summarise(pool, scenario, policy.spec if isinstance(policy, Policy) else name_of(scheduler))
 
 
-def summarise(pool: Pool, scenario: Scenario, policy: Policy) -> dict:
+def summarise(pool: Pool, scenario: Scenario, label: str) -> dict:
     """The run's row: wait percentiles, late fraction, batch done, evictions, slot use."""
     waits = sorted(pool.waits)
     n = len(waits)
     return {
-        "policy": policy.spec,
+        "policy": label,
         "p50": percentile(waits, 0.5),
         "p99": percentile(waits, 0.99),
         "max": waits[-1] if n else -1,

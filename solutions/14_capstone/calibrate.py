@@ -134,6 +134,13 @@ def check_hidden() -> int:
 
     from lanes.exercises.registry import get_set
 
+    import os
+
+    from lanes.exercises.variants import load_course_secret, set_course_secret
+
+    root = pathlib.Path(__file__).resolve().parents[2]  # the hidden seeds come from the course secret
+    set_course_secret(load_course_secret(os.environ.get("LANES_COURSE_SECRET_FILE", root / ".lanes-course-secret"),
+                                         allow_test=os.environ.get("LANES_TEST_SECRET") == "1"))
     spec = importlib.util.spec_from_file_location("capstone_key", pathlib.Path(__file__).with_name("key.py"))
     key = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(key)

@@ -1,7 +1,8 @@
 """Answer key of the capstone, set 12 (instructor only: never copied into exercises/).
 
-q5 is scored on seeds that appear nowhere a student can read: they come from SECRET and
-the student identifier. Change SECRET for a new cohort (and regenerate nothing else).
+q5 is scored on seeds that appear nowhere a student can read: they come from the course
+secret (``python scripts/grade.py init`` makes it; the grader hands it to the judge) and the
+student's token. A new secret for a new cohort changes them (regenerate nothing else).
 """
 
 import hashlib
@@ -10,7 +11,6 @@ from functools import lru_cache
 import lanes
 from lanes.exercises.judge import Check, choice, equal
 
-SECRET = "lanes-capstone/2026/7f3c9a51d2e84b06"
 #: Unseen seeds per student, and how many of them a criterion must hold on.
 HIDDEN_SEEDS = 7
 MAJORITY = 4
@@ -18,12 +18,15 @@ MAJORITY = 4
 NEXT_SEEDS = 5
 
 
-def hidden_seeds(student: str, public_seed: int) -> tuple:
-    """The seeds q5 is judged on: from SECRET and the identifier, never the public seed."""
+def hidden_seeds(student: str, public_seed: int, secret: str | None = None) -> tuple:
+    """The seeds q5 is judged on: from the course secret and the identifier, never the public seed."""
+    from lanes.exercises.variants import course_secret
+
+    secret = course_secret() if secret is None else secret
     out = []
     k = 0
     while len(out) < HIDDEN_SEEDS:
-        digest = hashlib.sha256(f"{SECRET}/{student}/{k}".encode()).digest()
+        digest = hashlib.sha256(f"lanes-capstone/{secret}/{student}/{k}".encode()).digest()
         seed = 1_000_000 + int.from_bytes(digest[:4], "big") % 9_000_000
         if seed != public_seed and seed not in out:
             out.append(seed)

@@ -1,0 +1,13 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = 4
+
+@test_case(points=0, hidden=False, 
+    success_message="Form check passed. This does not check the value: the grader recomputes it for your variant.")
+def test_q2_form(env):
+    from lanes.exercises import public_check
+    public_check('13_write_a_scheduler', 'q2', env)
+

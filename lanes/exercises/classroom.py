@@ -1,0 +1,719 @@
+"""Grading a class: submissions read as data, identity from the hand-in, scores from two steps.
+
+What ``scripts/grade.py`` runs; this module holds the logic, the script parses arguments.
+
+**Submissions are data.** Under a submissions folder, every name ending ``.ipynb`` is a
+submission; folders are walked without following links. Only regular files are read
+(``O_NOFOLLOW``, at most :data:`MAX_NOTEBOOK_BYTES`): a link, FIFO, device or folder named
+``*.ipynb`` is refused with one line, and no message quotes a submission's bytes. An
+nbformat 3 notebook is converted to 4. ``metadata.lanes`` and its ``set`` are used only
+when they have the right types. Every error while reading or grading one notebook is
+caught and reported for that notebook; the report and gradebook are always written.
+
+**Identity comes from the hand-in** (``STUDENT`` in the notebook must agree, but never
+decides):
+
+- ``roster=`` (a CSV with a header): column ``login`` (or ``student``), optionally ``file``
+  (a submission's file name, or the name of the folder holding it) and ``name``. Without
+  ``file``, a submission is matched by its login as below.
+- Without a roster, the folder layout of the usual LMS exports: a folder per student
+  (``SUBMISSIONS/<login>/...ipynb``, as Moodle and GitHub Classroom give), or file names
+  that start with the login (``SUBMISSIONS/<login>_<anything>.ipynb``, as Canvas gives).
+- ``student=``: every notebook is that student's (one student's own folder).
+
+A login is ``[a-z0-9._-]``, at most 33 characters. The notebook's ``STUDENT`` must be the
+student's token (:func:`lanes.exercises.variants.student_token`); otherwise the mismatch
+is flagged and the notebook is graded as the roster's student anyway.
+
+**One copy counts.** Several submissions of one student for one set are all graded and
+flagged; the **latest** counts (file modification time, ties broken by the later path),
+never the best. ``possible`` counts each student and set once.
+
+**Shards.** ``shard=(k, n)`` grades the students whose login hashes to ``k`` (of ``n``;
+submissions without a login go to shard 1); :func:`merge` combines the shards' reports
+into what one run gives.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+from . import sandbox
+from .registry import all_sets, get_set
+from .variants import check_login, normalise_student, student_token
+
+__all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", "feedback_markdown",
+           "grade", "load_roster", "merge", "read_notebook", "report", "shard_of", "write_feedback",
+           "write_gradebook"]
+
+#: Statuses of a submission.
+GRADED, TIMEOUT, CRASHED, NOT_A_NOTEBOOK, UNKNOWN, NO_KEY, REFUSED, UNIDENTIFIED = (
+    "graded", "timeout", "crashed", "not_a_notebook", "unknown_assignment", "no_key", "refused", "unidentified")
+
+#: Largest notebook read (bytes), and largest answers file step 1 may leave.
+MAX_NOTEBOOK_BYTES = 16 << 20
+MAX_ANSWERS_BYTES = 1 << 20
+
+
+@dataclass
+class Question:
+    name: str
+    possible: float
+    score: float = 0.0
+    messages: list = field(default_factory=list)
+    form_ok: bool | None = None
+
+
+@dataclass
+class Submission:
+    """One handed-in file and what became of it (``login`` is the roster identifier)."""
+
+    path: str
+    assignment: str | None = None
+    login: str | None = None
+    name: str = ""
+    student: str | None = None  # the STUDENT value (token) graded
+    status: str = GRADED
+    counted: bool = False
+    mtime_ns: int = 0
+    seconds: float = 0.0
+    messages: list = field(default_factory=list)
+    questions: list = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(q.score for q in self.questions)
+
+    @property
+    def possible(self) -> float:
+        return sum(q.possible for q in self.questions)
+
+    def as_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k != "questions"}
+        d["score"], d["possible"] = round(self.score, 6), self.possible
+        d["questions"] = {q.name: {"score": q.score, "possible": q.possible, "messages": q.messages,
+                                   "form_ok": q.form_ok} for q in self.questions}
+        return d
+
+
+def _clean(text: object, limit: int = 200) -> str:
+    """Text made safe to print: no control characters or escapes, bounded."""
+    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def collect(paths: list) -> list[tuple[pathlib.Path, pathlib.Path, str | None]]:
+    """``(path, root, refusal)`` for every submission under ``paths``; links are never followed.
+
+    ``root`` is the folder given (for identity), or the file's own folder for a file given
+    directly. ``refusal`` is one line when the entry is not a regular file.
+    """
+    out: list = []
+    for given in map(pathlib.Path, paths):
+        try:
+            st = os.lstat(given)
+        except OSError:
+            out.append((given, given.parent, "not found"))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            _walk(given, given, out)
+        else:
+            out.append((given, given.parent, _refusal(given)))
+    seen, unique = set(), []
+    for item in out:
+        if item[0] not in seen:
+            seen.add(item[0])
+            unique.append(item)
+    return unique
+
+
+def _walk(folder: pathlib.Path, root: pathlib.Path, out: list) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        p = pathlib.Path(e.path)
+        if e.is_symlink() or not e.is_dir(follow_symlinks=False):
+            if e.name.endswith(".ipynb") and not e.name.startswith("."):
+                out.append((p, root, _refusal(p)))
+        elif e.name.endswith(".ipynb"):
+            out.append((p, root, _refusal(p)))
+        elif not e.name.startswith(".") and e.name != "__pycache__":
+            _walk(p, root, out)
+
+
+def _refusal(path: pathlib.Path) -> str | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "not found"
+    if stat.S_ISLNK(st.st_mode):
+        return "refused: a symbolic link, not a file (hand in the notebook itself)"
+    if stat.S_ISDIR(st.st_mode):
+        return "refused: a folder, not a notebook file"
+    if not stat.S_ISREG(st.st_mode):
+        return "refused: not a regular file (a FIFO, socket or device)"
+    return None
+
+
+def read_notebook(path: pathlib.Path, limit: int = MAX_NOTEBOOK_BYTES):
+    """``(notebook, mtime_ns, None)`` or ``(None, mtime_ns, why)``; never quotes the file's bytes."""
+    import nbformat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        return None, 0, ("refused: a symbolic link, not a file" if os.path.islink(path)
+                         else f"cannot be opened ({os.strerror(e.errno or 0)})")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, 0, "refused: not a regular file"
+        if st.st_size > limit:
+            return None, st.st_mtime_ns, f"refused: larger than {limit >> 20} MiB"
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            data += chunk
+        if len(data) > limit:
+            return None, st.st_mtime_ns, f"refused: larger than {limit >> 20} MiB"
+    finally:
+        os.close(fd)
+    mtime = st.st_mtime_ns
+    if path.suffix != ".ipynb":
+        return None, mtime, f"not a Jupyter notebook (a {_clean(path.suffix, 12) or 'extension-less'} file; submit the .ipynb)"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, mtime, "not a Jupyter notebook (it is not UTF-8 text)"
+    try:
+        raw = json.loads(text)
+    except ValueError as e:
+        where = f" (line {e.lineno}, column {e.colno})" if hasattr(e, "lineno") else ""
+        return None, mtime, f"not a Jupyter notebook (it is not valid JSON{where})"
+    if not isinstance(raw, dict) or type(raw.get("nbformat")) is not int:
+        return None, mtime, "not a Jupyter notebook (its JSON has no nbformat version)"
+    if raw["nbformat"] not in (3, 4):
+        return None, mtime, f"not a Jupyter notebook this grader reads (nbformat {raw['nbformat']}; save it as 4)"
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
+            nbformat.validate(nb)
+    except Exception:
+        return None, mtime, f"not a Jupyter notebook (it does not follow the nbformat {raw['nbformat']} schema)"
+    if not any(c.get("cell_type") == "code" for c in nb.cells):
+        return None, mtime, "not a Jupyter notebook with code (it has no code cells)"
+    return nb, mtime, None
+
+
+_COPY = re.compile(r"^(.*?)(?:[-_ ]?copy\d*|\s*\(\d+\))+$", re.I)
+
+
+def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | None:
+    """The set of a notebook: its metadata (type-checked) first, then its file and folder names."""
+    if nb is not None:
+        meta = nb.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        for key, inner in (("lanes", "set"), ("otter", "assignment_name")):
+            block = meta.get(key)
+            if block is None:
+                continue
+            if not isinstance(block, dict):
+                messages.append(f"metadata.{key} is not an object: ignored")
+                continue
+            name = block.get(inner)
+            if name is not None and type(name) is not str:
+                messages.append(f"metadata.{key}.{inner} is not a string: ignored")
+                continue
+            if name in known:
+                return name
+    names = [path.stem, *[p.name for p in path.parents][:3]]
+    for cand in names:
+        m = _COPY.match(cand)
+        for c in (cand, m.group(1) if m else None):
+            if c in known:
+                return c
+        for slug in known:  # Canvas-style names: login_..._NN_slug
+            if cand.endswith("_" + slug) or (m and m.group(1).endswith("_" + slug)):
+                return slug
+    return None
+
+
+# --------------------------------------------------------------------------- identity
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Logins, their names, and which file or folder names belong to whom."""
+
+    names: dict  # login -> display name
+    files: dict  # file or folder name -> login
+
+
+def load_roster(path: pathlib.Path) -> Roster:
+    """Read a roster CSV; ``ValueError`` naming the row and rule on a bad row."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"roster {path}: no rows (a header with 'login' and one row per student)")
+    cols = {c.strip().lower(): c for c in rows[0] if c}
+    login_col = cols.get("login") or cols.get("student")
+    if login_col is None:
+        raise ValueError(f"roster {path}: needs a column 'login' (or 'student'); has {', '.join(cols)}")
+    names, files = {}, {}
+    for i, row in enumerate(rows, start=2):
+        try:
+            login = check_login(row.get(login_col) or "")
+        except ValueError as e:
+            raise ValueError(f"roster {path} line {i}: {e}") from None
+        names[login] = (row.get(cols.get("name", ""), "") or "").strip()
+        for key in (row.get(cols["file"]) if "file" in cols else "", login):
+            key = (key or "").strip()
+            if key:
+                if files.get(key, login) != login:
+                    raise ValueError(f"roster {path} line {i}: file {key!r} is already another student's")
+                files[key] = login
+    return Roster(names, files)
+
+
+def identify(path: pathlib.Path, root: pathlib.Path, roster: Roster | None) -> tuple[str | None, str]:
+    """``(login, "")`` of the student who handed ``path`` in, or ``(None, why not)``."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        rel = pathlib.Path(path.name)
+    keys = []
+    if len(rel.parts) >= 2:
+        keys.append(rel.parts[0])
+    else:
+        keys.append(rel.name)
+        if "_" in rel.name:
+            keys.append(rel.name.split("_", 1)[0])
+    if roster is not None:
+        for k in keys:
+            if k in roster.files:
+                return roster.files[k], ""
+            if k.lower() in roster.files:
+                return roster.files[k.lower()], ""
+        return None, "no student of the roster handed this in (its file or folder name is not in the roster)"
+    for k in keys[1:] if len(rel.parts) < 2 else keys:
+        try:
+            return check_login(k), ""
+        except ValueError:
+            continue
+    return None, ("cannot tell whose this is: put it in a folder named after the login, name it "
+                  "<login>_....ipynb, or pass --roster")
+
+
+def shard_of(login: str | None, n: int) -> int:
+    """The shard (1..n) of ``login``; submissions without a login belong to shard 1."""
+    if login is None:
+        return 1
+    return int.from_bytes(hashlib.sha256(login.encode()).digest()[:8], "big") % n + 1
+
+
+# --------------------------------------------------------------------------- grading
+
+_ASSIGN = r"^\s*{}\s*(?::[^=\n]*)?=(?!=)"
+
+
+def cell_errors_by_variable(nb, variables: tuple, errors: list) -> tuple[dict, list]:
+    """Errors of cells that assign an answer variable, and the other cells' errors."""
+    by_var: dict = {}
+    other: list = []
+    for e in errors[:100]:
+        try:
+            index, text = int(e["cell"]), _clean(e["error"])
+            source = nb.cells[index].source
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            continue
+        source = source if isinstance(source, str) else ""
+        hit = [v for v in variables if re.search(_ASSIGN.format(re.escape(v)), source, re.M)]
+        for v in hit:
+            by_var.setdefault(v, text)
+        if not hit:
+            first = _clean(source.strip().splitlines()[0], 60) if source.strip() else ""
+            other.append(f"cell {index} raised {text} (cell starts {first!r})")
+    return by_var, other
+
+
+def _step1_failure(rc, timed_out: bool, limits: sandbox.Limits, why: str = "") -> str:
+    import signal
+
+    if timed_out:
+        return (f"timed out: the notebook ran longer than the {limits.timeout_s:g} s limit, so every question "
+                "scores 0. A cell probably never finishes (an infinite loop, or a very long sweep)")
+    if rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        return f"stopped: the notebook used more than {limits.cpu_s} s of CPU time, so every question scores 0"
+    if rc == 0 and why == "unreadable":
+        return ("the answers the notebook exported were overwritten or damaged afterwards (by a process the "
+                "notebook started?), so every question scores 0")
+    return ("the notebook stopped before its answers could be read (did a cell kill the process, for example "
+            f"with os._exit(), or run out of memory?), so every question scores 0 (exit status {rc})")
+
+
+def _answers(job_dir: pathlib.Path) -> tuple[dict | None, str]:
+    raw = sandbox.read_file(job_dir / "answers.json", MAX_ANSWERS_BYTES)
+    if raw is None:
+        return None, "missing" if not os.path.lexists(job_dir / "answers.json") else "unreadable"
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None, "unreadable"
+    if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
+        return None, "unreadable"
+    return data, ""
+
+
+def _judge_program() -> str:
+    """Step 2's program (``-c``, not ``-m``, so that the keys and the judge share one module),
+    importing the same ``lanes`` as this process (``-I`` ignores ``PYTHONPATH``)."""
+    import lanes
+
+    here = str(pathlib.Path(lanes.__file__).resolve().parents[1])
+    return (f"import sys; sys.path.insert(0, {here!r}); "
+            "from lanes.exercises.judge import main; sys.exit(main(sys.argv[1:]))")
+
+
+def run_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, timeout_s: float) -> dict:
+    """Step 2: scores from a fresh isolated interpreter, keyed by job id (forms only without keys)."""
+    if not jobs:
+        return {}
+    proc = subprocess.run([sys.executable, "-I", "-c", _judge_program(), "--forms-only" if solutions is None else str(solutions)],
+                          input=json.dumps({"secret": secret, "jobs": jobs}), capture_output=True, text=True,
+                          timeout=timeout_s, cwd=tempfile.gettempdir())
+    if proc.stderr.strip():
+        print(proc.stderr.rstrip()[-4000:], file=sys.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the judge failed (exit {proc.returncode}); is lanes installed (pip install -e .)?")
+    return {r["id"]: r for r in json.loads(proc.stdout)}
+
+
+def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits, jobs: int = 2,
+          secret: str | None = None, roster: Roster | None = None, student: str | None = None,
+          shard: tuple[int, int] = (1, 1), hide=(), progress=print) -> tuple[list[Submission], str]:
+    """Grade the submissions under ``paths``: ``(submissions, the box's one-line description)``.
+
+    ``solutions=None`` checks answer forms only (practice feedback, no keys, no secret,
+    no identity needed). Otherwise ``secret`` is the course secret (the tokens and the
+    capstone's hidden seeds come from it).
+    """
+    known = set(all_sets())
+    forms_only = solutions is None
+    subs: list[Submission] = []
+    todo: list[tuple[Submission, object]] = []
+    for path, root, refusal in collect(paths):
+        sub = Submission(path=str(path))
+        try:
+            if student is not None:
+                sub.login = check_login(student)
+            elif not forms_only:
+                sub.login, why = identify(path, root, roster)
+                if sub.login is None:
+                    sub.messages.append(why)
+            if shard_of(sub.login, shard[1]) != shard[0]:
+                continue
+            subs.append(sub)
+            if roster is not None and sub.login:
+                sub.name = roster.names.get(sub.login, "")
+            if refusal:
+                sub.status = REFUSED if refusal.startswith("refused") else NOT_A_NOTEBOOK
+                sub.messages.append(refusal)
+                sub.assignment = match_assignment(path, None, known, [])
+            else:
+                nb, sub.mtime_ns, problem = read_notebook(path)
+                sub.assignment = match_assignment(path, nb, known, sub.messages)
+                if problem:
+                    sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
+                    sub.messages.append(problem)
+                elif sub.assignment is None:
+                    sub.status = UNKNOWN
+                    sub.messages.append(f"cannot tell which exercise set this is (known: {', '.join(sorted(known))})")
+                elif not forms_only and not (solutions / sub.assignment / "key.py").is_file():
+                    sub.status = NO_KEY
+                    sub.messages.append(f"no answer key {solutions / sub.assignment / 'key.py'}: grade from the "
+                                        "instructor's checkout (the student repository has no solutions/)")
+                elif not forms_only and sub.login is None:
+                    sub.status = UNIDENTIFIED  # whose variant to grade is unknown: not run
+                else:
+                    todo.append((sub, nb))
+            if sub.assignment is not None:
+                sub.questions = [Question(q.name, q.points) for q in get_set(sub.assignment).questions]
+                if sub.status != GRADED:
+                    sub.messages[-1] += "; every question scores 0"
+        except Exception as e:  # one notebook never stops the class
+            sub.status = CRASHED
+            sub.messages.append(f"could not be read ({type(e).__name__})")
+            if sub not in subs:
+                subs.append(sub)
+    _mark_counted(subs, forms_only)
+    isolation = "nothing was run"
+    if todo:
+        isolation = _run_step1_and_judge(todo, solutions=solutions, limits=limits, jobs=jobs, secret=secret,
+                                         hide=hide, progress=progress)
+    subs.sort(key=lambda s: s.path)
+    return subs, isolation
+
+
+def _mark_counted(subs: list[Submission], forms_only: bool) -> None:
+    """Flag copies: per (login, set) the latest counts (mtime, then path)."""
+    groups: dict = {}
+    for s in subs:
+        if forms_only or (s.login and s.assignment):
+            groups.setdefault((s.login, s.assignment) if not forms_only else (s.path,), []).append(s)
+    for key, group in groups.items():
+        group.sort(key=lambda s: (s.mtime_ns, s.path))
+        latest = group[-1]
+        latest.counted = True
+        if len(group) > 1:
+            for s in group:
+                s.messages.append(f"{len(group)} copies of set {s.assignment} were handed in by {s.login}: "
+                                  + ("this one (the latest) counts" if s is latest else
+                                     f"only the latest counts ({pathlib.Path(latest.path).name}); this one does not"))
+
+
+def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progress) -> str:
+    box = sandbox.Box(hide=hide)
+    warn = sandbox.cgroup_warning()
+    if warn:
+        print(warn, file=sys.stderr)
+    exported: dict = {}
+    running: list = []
+    try:
+        queue = list(enumerate(todo))
+        done = 0
+        while queue or running:
+            while queue and len(running) < max(1, jobs):
+                i, (sub, nb) = queue.pop(0)
+                try:
+                    import nbformat
+
+                    job_dir = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
+                    (job_dir / "submission.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+                    argv = sandbox.python_argv("lanes.exercises.runner", f"{sandbox.JOB}/submission.ipynb",
+                                               f"{sandbox.JOB}/answers.json", sub.assignment)
+                    running.append((i, job_dir, box.popen(argv, job_dir=job_dir, limits=limits)))
+                except Exception as e:
+                    sub.status = CRASHED
+                    sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {_clean(e)}")
+            time.sleep(0.02)
+            for item in list(running):
+                i, job_dir, p = item
+                rc = p.poll()
+                late = p.expired()
+                if rc is None and not late:
+                    continue
+                sub, nb = todo[i]
+                p.kill()
+                sub.seconds = round(p.elapsed, 1)
+                data, why = _answers(job_dir) if rc is not None else (None, "")
+                shutil.rmtree(job_dir, ignore_errors=True)
+                running.remove(item)
+                done += 1
+                if data is None:
+                    sub.status = TIMEOUT if rc is None else CRASHED
+                    sub.messages.append(_step1_failure(rc, rc is None, limits, why))
+                else:
+                    exported[i] = data
+                progress(f"[{done}/{len(todo)}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
+    finally:
+        try:
+            for _, _, p in running:
+                p.kill()
+        finally:
+            isolation = box.isolation
+            box.close()
+
+    judge_jobs = []
+    for i, data in exported.items():
+        sub, nb = todo[i]
+        try:
+            spec = get_set(sub.assignment)
+            answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
+            refused = data.get("refused") if isinstance(data.get("refused"), dict) else {}
+            errors = data.get("errors") if isinstance(data.get("errors"), list) else []
+            by_var, other = cell_errors_by_variable(nb, spec.variables, errors)
+            sub.messages.extend(other[:10])
+            own = data.get("student")
+            if solutions is None:  # practice feedback: the notebook's own STUDENT, if it is a valid one
+                try:
+                    who = normalise_student(own)
+                except ValueError:
+                    who = ""
+            else:
+                who = student_token(sub.login, secret)
+                try:
+                    mine = normalise_student(own)
+                except ValueError:
+                    mine = None
+                if mine != who:
+                    sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token: graded as {sub.login}'s "
+                                        "variant (set STUDENT to the token your instructor gave you)")
+            sub.student = who
+            judge_jobs.append({"id": i, "slug": sub.assignment, "student": who,
+                               "answers": {k: v for k, v in answers.items() if k in spec.variables},
+                               "refused": {k: _clean(v) for k, v in refused.items() if k in spec.variables},
+                               "cell_errors": by_var})
+        except Exception as e:
+            sub.status = CRASHED
+            sub.messages.append(f"its answers could not be read ({type(e).__name__})")
+    if judge_jobs:
+        progress(f"judging {len(judge_jobs)} notebook(s) in a fresh interpreter ...")
+    try:
+        results = run_judge(judge_jobs, solutions, secret, timeout_s=max(600.0, 30.0 * len(judge_jobs)))
+    except Exception as e:  # the report is written all the same
+        print(f"error: {_clean(e)}", file=sys.stderr)
+        results = {j["id"]: {"error": "the judge failed (see the grader's log)"} for j in judge_jobs}
+    for i, res in results.items():
+        sub = todo[i][0]
+        if "error" in res:
+            sub.status = CRASHED
+            sub.messages.append(f"the judge could not grade this set: {_clean(res['error'])}")
+            continue
+        for q in sub.questions:
+            r = res["questions"].get(q.name, {})
+            q.score = float(r.get("score", 0.0))
+            q.messages.extend(_clean(m) for m in r.get("messages", []))
+            q.form_ok = bool(r.get("form_ok"))
+    return isolation
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def report(subs: list, *, pass_mark: float, sandbox_line: str, shard: tuple[int, int] = (1, 1),
+           extra: dict | None = None) -> dict:
+    """The JSON report of a run (or of merged shards): totals count each student and set once."""
+    rows = [s.as_dict() if isinstance(s, Submission) else s for s in subs]
+    rows.sort(key=lambda r: r["path"])
+    return _totals({"pass_mark": pass_mark, "sandbox": sandbox_line, "shard": f"{shard[0]}/{shard[1]}",
+                    **(extra or {}), "submissions": rows})
+
+
+def _totals(rep: dict) -> dict:
+    counted = [r for r in rep["submissions"] if r.get("counted")]
+    total = round(sum(r["score"] for r in counted), 6)
+    possible = sum(r["possible"] for r in counted)
+    rep.update(score=total, possible=possible, fraction=total / possible if possible else 0.0,
+               passed=bool(possible) and total / possible >= rep["pass_mark"],
+               students=len({r["login"] for r in counted if r.get("login")}))
+    return rep
+
+
+def merge(reports: list[dict]) -> dict:
+    """One report from the reports of shards 1..N of one class; ``ValueError`` if one is missing."""
+    if not reports:
+        raise ValueError("merge needs at least one shard report")
+    shards = []
+    for r in reports:
+        if not isinstance(r, dict) or not isinstance(r.get("submissions"), list) or "shard" not in r:
+            raise ValueError("merge: every input must be a report written by grade.py with --shard")
+        k, n = map(int, str(r["shard"]).split("/"))
+        shards.append((k, n))
+    ns = {n for _, n in shards}
+    if len(ns) != 1 or sorted(k for k, _ in shards) != list(range(1, ns.pop() + 1)):
+        raise ValueError(f"merge: needs each shard 1..N exactly once (got {', '.join(f'{k}/{n}' for k, n in shards)})")
+    base = {k: v for k, v in reports[0].items() if k not in ("submissions", "shard", "seconds")}
+    rows = [row for r in reports for row in r["submissions"]]
+    rows.sort(key=lambda r: r["path"])
+    return _totals({**base, "shard": "1/1", "submissions": rows})
+
+
+def _safe_cell(value: object) -> str:
+    """A CSV cell a spreadsheet shows as text: one that starts with = + - @ tab or CR gets a quote."""
+    text = str(value)
+    if text and text[0] in "=+-@\t\r":
+        return "'" + text
+    return text
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def write_gradebook(rep: dict, path: pathlib.Path) -> None:
+    """A row per student (login, name), a column per set and question, the total and possible."""
+    columns: list = []
+    rows: dict = {}
+    for s in rep["submissions"]:
+        if not s.get("counted") or not s.get("login") or not s.get("assignment"):
+            continue
+        for q in s["questions"]:
+            if (s["assignment"], q) not in columns:
+                columns.append((s["assignment"], q))
+        rows.setdefault(s["login"], {"name": s.get("name", ""), "sets": {}})["sets"][s["assignment"]] = s
+    columns.sort()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["login", "name", *[f"{a}:{q}" for a, q in columns], "total", "possible"])
+    for login in sorted(rows):
+        sets = rows[login]["sets"]
+        cells = []
+        for a, qn in columns:
+            q = sets[a]["questions"].get(qn) if a in sets else None
+            cells.append(_fmt(q["score"]) if q else "")
+        total = sum(s["score"] for s in sets.values())
+        possible = sum(s["possible"] for s in sets.values())
+        w.writerow([_safe_cell(c) for c in [login, rows[login]["name"], *cells, _fmt(round(total, 6)),
+                                            _fmt(possible)]])
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def feedback_markdown(login: str, subs: list[dict]) -> str:
+    """A student's feedback: per set and question, points and what was wrong (no values given away)."""
+    lines = [f"# Grading feedback for {login}", ""]
+    for s in sorted(subs, key=lambda r: (r.get("assignment") or "", r["path"])):
+        head = f"## {s.get('assignment') or 'unknown set'}: {pathlib.Path(s['path']).name}"
+        lines += [head, "", f"Status: {s['status']}" + ("" if s.get("counted") else " (not counted)")
+                  + f". Score {_fmt(s['score'])} / {_fmt(s['possible'])}.", ""]
+        lines += [f"- {_md(m)}" for m in s["messages"]]
+        if s["messages"]:
+            lines.append("")
+        if s["questions"]:
+            lines += ["| question | points | of | note |", "|---|---|---|---|"]
+            for name, q in s["questions"].items():
+                note = "; ".join(_md(m) for m in q["messages"]) or ("correct" if q["score"] == q["possible"] else "")
+                lines.append(f"| {name} | {_fmt(q['score'])} | {_fmt(q['possible'])} | {note} |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    return _clean(text, 300).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def write_feedback(rep: dict, folder: pathlib.Path) -> list[pathlib.Path]:
+    """``folder/<login>.md`` for every identified student; the files written."""
+    by: dict = {}
+    for s in rep["submissions"]:
+        if s.get("login"):
+            by.setdefault(s["login"], []).append(s)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for login, subs in sorted(by.items()):
+        p = folder / f"{login}.md"
+        p.write_text(feedback_markdown(login, subs), encoding="utf-8")
+        out.append(p)
+    return out

@@ -1,0 +1,510 @@
+"""The online judge: a student's scheduler run tick by tick by a simulator that trusts nothing.
+
+The judge (this process) owns the clock, the hidden scenario and every piece
+of bookkeeping: it runs the reference simulator (:mod:`lanes.pool.reference`)
+and computes every metric itself.  The student's scheduler runs in a child
+process, in the grading sandbox (:mod:`lanes.exercises.sandbox`), and sees
+only what the judge tells it over a pipe, one line per tick:
+
+judge to child, once
+    ``{"source": ..., "slots": S, "preempt_cost_s": C, "backlog": [s0, s1, ...]}``:
+    the policy's source and the pool as it is at t = 0 (the batch backlog's
+    slot times are known; see :mod:`lanes.pool.protocol`).  The child answers
+    ``["ready"]`` once the policy is loaded.
+judge to child, every tick
+    ``[t, k, [ids]]``: ``k`` interactive requests arrived at tick ``t`` (they
+    take the next ``k`` ids) and the jobs ``ids`` finished their work.
+child to judge, every tick
+    ``[t, [start ids], [evict ids]]``, the policy's decision; ``[t, "decision-type"]``
+    when it returned something else; or ``["error", NAME]`` when the policy raised
+    (``NAME``: the exception's class).
+
+The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
+these messages and calls the policy with its observation.  The judge checks
+every answer: it must come within the per-decision time limit, be one line of
+the expected shape for this tick, with nothing sent out of turn, and keep the
+interface's rules.  Anything else (a crash, a stall, a flood, garbage, a
+broken rule, the whole run exceeding its limit) ends the run with a verdict
+that is not ``ok``, and the child and everything it started are killed.
+
+The hidden scenario (its seed above all) never leaves this process: the
+child gets no arguments and no environment that carry it, and a future
+arrival is never sent before its tick.  Nothing the policy chooses comes back
+in a verdict (only the name of a built-in exception, the tick, and the rule
+broken), so a policy cannot smuggle what it saw of a hidden day into the
+student's report.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from ..pool.protocol import Board, Decision, DecisionError, load_policy
+
+# The judge's side imports the simulator inside judge(): the child, which runs this module
+# too, then never has the built-in policies loaded, and cannot import them once guarded.
+
+#: Modules a judged policy may import (loaded before the policy is; importing any other fails).
+ALLOWED_MODULES = ("math", "collections", "heapq", "itertools", "functools", "bisect", "dataclasses",
+                   "statistics", "typing", "operator", "lanes.pool.protocol")
+
+
+@dataclass(frozen=True)
+class JudgeLimits:
+    """Time and size limits of one judged run.
+
+    Attributes
+    ----------
+    decision_s : float
+        Wall-clock time the policy may take to answer one tick, s.
+    startup_s : float
+        Time to start the child and load the policy, s.
+    run_s : float or None
+        Wall-clock time for the whole run after start-up, s; ``None``:
+        10 s plus 5 ms per tick (generous: a busy grading machine must not
+        fail an honest policy; a 6-hour day is judged in a few seconds).
+    line_bytes : int
+        Longest answer line accepted, bytes.
+    memory_mb : int
+        Memory of the child, MiB.
+    """
+
+    decision_s: float = 2.0
+    startup_s: float = 20.0
+    run_s: float | None = None
+    line_bytes: int = 1 << 16
+    memory_mb: int = 768
+
+    def run_limit_s(self, ticks: int) -> float:
+        return self.run_s if self.run_s is not None else 10.0 + 0.005 * ticks
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of judging one policy on one scenario.
+
+    Attributes
+    ----------
+    ok : bool
+        The policy answered every tick, on time, within the rules.
+    reason : str
+        Why not, in one line (empty when ``ok``).
+    row : dict or None
+        The run's table row (:func:`lanes.pool.reference.summarise`), computed
+        by the judge; ``None`` unless ``ok``.
+    ticks : int
+        Ticks answered.
+    elapsed_s : float
+        Wall-clock time of the run, start-up included, s.
+    violations : tuple of str
+        What ``watch`` reported (the first few), for a grader's own rules.
+    n_arrivals, n_admitted : int
+        Interactive requests that arrived, and that got a slot, in the ticks
+        answered (a policy that leaves requests waiting has a p99 over fewer).
+    """
+
+    ok: bool
+    reason: str
+    row: dict | None
+    ticks: int
+    elapsed_s: float
+    violations: tuple = field(default=())
+    n_arrivals: int = 0
+    n_admitted: int = 0
+
+
+class _Fail(Exception):
+    """Ends a judged run: the message is the verdict's reason."""
+
+
+def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=None,
+          max_violations: int = 5, draws: tuple | None = None) -> Verdict:
+    """Judge the policy defined by ``source`` (a module's text) on ``scenario``.
+
+    ``draws`` (``(backlog, per_tick)`` as :func:`lanes.pool.reference.draw`
+    returns them) replaces the scenario's random day with given arrivals,
+    such as a replayed trace.
+
+    ``watch(board, t, evicted, started)``, if given, is called after each
+    decision is carried out, with the judge's own :class:`Board`; a string it
+    returns is recorded in ``violations``.  Returns a :class:`Verdict`; never
+    raises because of what the policy does.
+    """
+    from ..pool import reference
+    from ..pool.scenario import Scenario
+
+    if not isinstance(source, str):
+        raise ValueError(f"source must be the policy's Python source as a str (got {type(source).__name__})")
+    if not isinstance(scenario, Scenario):
+        raise ValueError(f"scenario must be a lanes.Scenario (got {type(scenario).__name__})")
+    backlog, per_tick = reference.draw(scenario) if draws is None else draws
+    if len(per_tick) < scenario.ticks:
+        raise ValueError(f"draws must give arrivals for every one of the {scenario.ticks} ticks (got {len(per_tick)})")
+    pool = reference.new_pool(scenario, backlog)
+    # A run makes many small records that never form cycles; pausing the cycle collector
+    # saves it from scanning them (and the draws) again and again, as the engine does.
+    collecting = gc.isenabled()
+    gc.disable()
+    began = time.perf_counter()
+    t = 0
+    violations: list[str] = []
+    job = tempfile.mkdtemp(prefix="lanes-judge-")
+    child = None
+    try:
+        child = launch(job, limits)
+        pipe = _Pipe(child.stdin.fileno(), child.stdout.fileno(), limits.line_bytes)
+        hello = {"source": source, "slots": scenario.slots, "preempt_cost_s": scenario.preempt_cost_s,
+                 "backlog": backlog}
+        pipe.send(json.dumps(hello) + "\n", began + limits.startup_s)
+        hello = pipe.receive(began + limits.startup_s)
+        if type(hello) is list and len(hello) == 2 and hello[0] == "error":
+            raise _Fail(f"the policy could not be loaded ({_exception_name(hello[1])})")
+        if hello != ["ready"]:
+            raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
+        deadline = time.perf_counter() + limits.run_limit_s(scenario.ticks)
+        per_decision = limits.decision_s
+        for t in range(scenario.ticks):
+            joined = reference.join_queue(pool, t, per_tick[t])
+            finished = reference.complete_work(pool)
+            now = time.perf_counter()
+            pipe.send(f"[{t},{len(joined)},[{','.join([str(j.id) for j in finished])}]]\n", now + per_decision)
+            answer = pipe.receive(min(deadline, now + per_decision), t)
+            decision = _decision(answer, t)
+            try:
+                evicted, started = reference.carry_out(pool, t, decision)
+            except DecisionError as exc:
+                raise _Fail(str(exc)) from None
+            pool.busy_slot_s += pool.board.n_running
+            if watch is not None and len(violations) < max_violations:
+                note = watch(pool.board, t, evicted, started)
+                if note:
+                    violations.append(f"t={t}: {note}")
+        row = reference.summarise(pool, scenario, "policy")
+        return Verdict(True, "", row, scenario.ticks, time.perf_counter() - began, tuple(violations),
+                       pool.board.next_id - len(backlog), len(pool.waits))
+    except _Fail as exc:
+        return Verdict(False, str(exc), None, t, time.perf_counter() - began, tuple(violations))
+    except OSError as exc:  # the pipe broke: the child is gone
+        return Verdict(False, f"the policy's process ended at t={t} ({exc.strerror or exc})", None, t,
+                       time.perf_counter() - began, tuple(violations))
+    finally:
+        if child is not None:
+            child.kill()
+        shutil.rmtree(job, ignore_errors=True)
+        if collecting:
+            gc.enable()
+
+
+def _decision(answer: object, t: int) -> Decision:
+    """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
+    if type(answer) is list and len(answer) == 2 and answer[0] == "error":
+        raise _Fail(f"the policy raised {_exception_name(answer[1])} at t={t}")
+    if answer == [t, "decision-type"]:
+        raise _Fail(str(DecisionError("decision-type", t, "decide() must return a Decision whose start and evict"
+                                                          " are lists or tuples of job ids")))
+    if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
+        raise _Fail(f"the policy's answer at t={t} is not a decision")
+    if answer[0] != t or type(answer[0]) is not int:
+        raise _Fail(f"the policy answered out of turn at t={t}")
+    return Decision(answer[1], answer[2])
+
+
+def _exception_name(name: object) -> str:
+    """A built-in exception's name as the child reported it, else plain words.
+
+    Nothing the policy chooses reaches a verdict: a message could otherwise
+    carry what it saw of a hidden day out to the student's report.
+    """
+    import builtins
+
+    cls = getattr(builtins, name, None) if type(name) is str and name.isidentifier() else None
+    return name if isinstance(cls, type) and issubclass(cls, BaseException) else "an exception"
+
+
+class _Pipe:
+    """Lines to and from the child, with deadlines, a size limit and a check for talking out of turn."""
+
+    def __init__(self, write_fd: int, read_fd: int, line_bytes: int) -> None:
+        self.write_fd, self.read_fd, self.line_bytes = write_fd, read_fd, line_bytes
+        self.buf = bytearray()
+        self.poll = select.poll()
+        self.poll.register(read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self.poll_out = select.poll()
+        self.poll_out.register(write_fd, select.POLLOUT | select.POLLERR)
+        os.set_blocking(write_fd, False)  # a child that stops reading must not hang the judge
+
+    def send(self, text: str, deadline: float) -> None:
+        if self.buf:  # anything already here was sent before it was asked for
+            raise _Fail("the policy wrote to the pipe out of turn")
+        data = memoryview(text.encode())
+        while data:
+            try:
+                data = data[os.write(self.write_fd, data):]
+            except BlockingIOError:
+                left = deadline - time.perf_counter()
+                if left <= 0 or not self.poll_out.poll(max(1, int(left * 1000) + 1)):
+                    raise _Fail("the policy's process stopped reading") from None
+
+    def receive(self, deadline: float, t: int | None = None) -> object:
+        where = "while starting" if t is None else f"at t={t}"
+        while True:
+            end = self.buf.find(b"\n")
+            if end >= 0:
+                line = self.buf[:end]
+                del self.buf[:end + 1]
+                try:
+                    return json.loads(line.decode())
+                except ValueError:  # UnicodeDecodeError too
+                    raise _Fail(f"the policy's answer {where} is not one line of JSON") from None
+            if len(self.buf) > self.line_bytes:
+                raise _Fail(f"the policy flooded the pipe {where} (over {self.line_bytes} bytes)")
+            left = deadline - time.perf_counter()
+            if left <= 0 or not self.poll.poll(max(1, int(left * 1000) + 1)):
+                raise _Fail(f"the policy took too long {where}")
+            data = os.read(self.read_fd, 1 << 16)
+            if not data:
+                raise _Fail(f"the policy's process ended {where}")
+            self.buf += data
+
+
+# --- starting the child ---------------------------------------------------------------
+
+
+def launch(job_dir: str, limits: JudgeLimits):
+    """Start the child that hosts the policy, with pipes on its stdin and stdout.
+
+    In the grading sandbox when it can be built; else (no ``bwrap`` on this
+    machine) a plain subprocess with resource limits, which hides nothing of
+    the disk and relies on the child's audit hook alone.
+    """
+    from . import sandbox
+
+    lim = sandbox.Limits(timeout_s=limits.startup_s + 3600.0, cpu_s=3600, memory_mb=limits.memory_mb,
+                         nproc=16, file_mb=1, tmp_mb=16, cpus=1.0)
+    try:
+        return sandbox.popen(sandbox.python_argv("lanes.exercises.online"), job_dir=job_dir, limits=lim,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except sandbox.SandboxError as exc:
+        global _WARNED
+        if not _WARNED:
+            _WARNED = True
+            print(f"warning: the online judge runs policies outside the sandbox ({str(exc).splitlines()[0][:160]})",
+                  file=sys.stderr)
+        return _Plain(job_dir, limits)
+
+
+_WARNED = False
+
+
+class _Plain:
+    """The fallback child: ``python -I`` in its own session under rlimits, killed as a group."""
+
+    def __init__(self, job_dir: str, limits: JudgeLimits) -> None:
+        import resource
+
+        def rlimits() -> None:
+            mem = limits.memory_mb << 20
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        boot = (f"import sys; sys.path[:0] = [{site!r}]; import runpy; "
+                "runpy.run_module('lanes.exercises.online', run_name='__main__')")
+        self.p = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], cwd=job_dir, env={},
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  start_new_session=True, preexec_fn=rlimits)
+        self.stdin, self.stdout = self.p.stdin, self.p.stdout
+
+    def kill(self) -> None:
+        import signal
+
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.p.wait()
+        for f in (self.stdin, self.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+# --- the child's side -------------------------------------------------------------------
+
+
+def _guard() -> None:
+    """From here on the child may not open files, start processes or threads, use sockets or load C code."""
+    blocked = ("open", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.kill",
+               "os.killpg", "subprocess.Popen", "socket.", "ctypes.", "os.listdir", "os.scandir",
+               "os.remove", "os.rename", "shutil.", "import", "_thread.start_new_thread")
+
+    def hook(event: str, args: tuple) -> None:
+        if event.startswith(blocked):
+            raise RuntimeError(f"not allowed while being judged: {event}")
+
+    def no_threads(*args, **kwargs):
+        raise RuntimeError("not allowed while being judged: threads")
+
+    import _thread
+    import threading
+
+    # Python 3.11 audits no thread start: take the function away instead.
+    _thread.start_new_thread = _thread.start_new = threading._start_new_thread = no_threads
+    sys.addaudithook(hook)
+
+
+def _child_main() -> int:
+    """Host the policy: read the judge's lines, keep a board, answer each tick."""
+    import importlib
+
+    inp = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the policy's prints and reads go nowhere; only this code uses the pipe
+        os.dup2(devnull, fd)
+    hello = json.loads(inp.readline())
+    for name in ALLOWED_MODULES:
+        importlib.import_module(name)
+    board = Board(hello["slots"], hello["preempt_cost_s"])
+    for service_s in hello["backlog"]:
+        board.add_batch(service_s, 0)
+    dumps, loads, write = json.dumps, json.loads, os.write
+    gc.freeze()
+    _guard()
+    try:
+        scheduler = load_policy(hello["source"], "policy.py")
+    except BaseException as exc:  # noqa: BLE001 - anything the policy's source does is its own failure
+        write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
+        return 1
+    decide = scheduler.decide
+    write(out, b'["ready"]\n')
+    for line in inp:
+        t, k, done = loads(line.decode())
+        for _ in range(k):
+            board.add_request(t)
+        board.finish(done)
+        try:
+            decision = decide(board.observe(t))
+            if type(decision) is not Decision or type(decision.start) not in (list, tuple) \
+                    or type(decision.evict) not in (list, tuple):
+                reply = dumps([t, "decision-type"]) + "\n"  # the judge names the rule
+            else:
+                reply = dumps([t, list(decision.start), list(decision.evict)]) + "\n"
+        except BaseException as exc:  # noqa: BLE001
+            write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
+            return 1
+        write(out, reply.encode())
+        try:
+            board.apply(t, decision, check=False)  # the judge checks it
+        except Exception:  # noqa: BLE001 - a decision the judge refuses too, and says why
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())
+
+
+# --- for notebooks and answer keys --------------------------------------------------------
+
+
+#: Marks the start of each line of a policy's source in an answer, so that indentation survives.
+LINE_MARK = "|"
+
+
+def source_of(policy: object, **constants: object) -> list[str]:
+    """The source of a policy defined in a notebook cell or a file, as an answer for the judge.
+
+    Returns the source as a list of lines, each starting with :data:`LINE_MARK`
+    (an answer is a list of short strings whose surrounding spaces are ignored;
+    the mark keeps each line's indentation).  :func:`source_text` turns it back.
+
+    ``policy`` is the class or function.  The text of the cell (or file) that
+    defines it is read back; its top-level imports, functions and classes are
+    kept, everything else in it is left out.  ``Decision`` is imported at the
+    top, and each keyword becomes a line ``NAME = value`` there, so the policy can use the constants of your
+    variant without seeing ``V`` (values: int, float, str, bool or None).
+    The result ends with ``policy = <its name>``.  When no source can be read
+    back (code compiled from a string), a warning is printed and the answer is
+    a policy that fails to load, so the judge scores it 0.
+    """
+    import ast
+    import linecache
+
+    name = getattr(policy, "__name__", None)
+    if isinstance(policy, type):
+        funcs = [f for f in vars(policy).values() if hasattr(f, "__code__")]
+    else:
+        funcs = [policy] if hasattr(policy, "__code__") else []
+    if not name or not funcs:
+        raise ValueError(f"policy must be a class with a decide method or a function (got {policy!r:.60})")
+    filename = funcs[0].__code__.co_filename
+    text = "".join(linecache.getlines(filename))
+    if not text:  # compiled by hand (exec of a string): there is no source to send
+        print(f"warning: the source of {name} cannot be read back: define it in a notebook cell or a .py file;"
+              " as it is, the judge can only score it 0", file=sys.stderr)
+        return [f"{LINE_MARK}raise RuntimeError('the source of the policy could not be read')"]
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    kept = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            kept.append("\n".join(lines[first - 1:node.end_lineno]))
+    if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name for n in tree.body):
+        raise ValueError(f"{name} must be defined at the top level of its cell")
+    head = ["from lanes.pool.protocol import Decision"]  # the one name every policy needs
+    for key, value in constants.items():
+        if not key.isidentifier() or type(value) not in (int, float, str, bool, type(None)):
+            raise ValueError(f"constants must be NAME=value with a plain int, float, str, bool or None (got {key}={value!r:.40})")
+        head.append(f"{key} = {value!r}")
+    text = "\n".join(head) + "\n\n" + "\n\n".join(kept) + f"\n\npolicy = {name}"
+    lines = [LINE_MARK + line.rstrip() for line in text.splitlines()]
+    too_long = [i for i, line in enumerate(lines, 1) if len(line) > 200]
+    if too_long:
+        raise ValueError(f"lines of a judged policy must be at most 199 characters (line {too_long[0]} is longer)")
+    if len(lines) > 1000:
+        raise ValueError(f"a judged policy must be at most 1000 lines (got {len(lines)})")
+    return lines
+
+
+def source_text(answer: object) -> str:
+    """The policy source in an answer made by :func:`source_of` (a str is returned as it is)."""
+    if isinstance(answer, str):
+        return answer
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(x, str) for x in answer):
+        raise ValueError("a policy answer must be the list of lines that source_of returns")
+    return "\n".join(x[len(LINE_MARK):] if x.startswith(LINE_MARK) else x for x in answer) + "\n"
+
+
+def compare_on_days(source: str | list, days: list, policy: str, **extensions: object) -> list[tuple[bool, str]]:
+    """Judge ``source`` (a str, or the lines :func:`source_of` makes) on each of ``days`` against a rule.
+
+    Returns, per day, whether the judged row equals the fast engine's row for
+    ``policy`` with ``extensions``, and a message without the expected values.
+    """
+    from ..pool.engine import simulate
+
+    out = []
+    source = source_text(source)
+    for i, day in enumerate(days, 1):
+        verdict = judge(source, day)
+        if not verdict.ok:
+            out.append((False, f"hidden day {i}: {verdict.reason}"))
+            continue
+        want = simulate(day, policy, **extensions).row()
+        same = {**verdict.row, "policy": want["policy"]} == want
+        out.append((same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or batch output"
+                                          " differ from the rule's"))
+    return out

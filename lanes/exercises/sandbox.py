@@ -1,0 +1,664 @@
+"""Run untrusted code (a student's notebook, a submitted policy) in a box built from an allow-list.
+
+The box is `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``, Debian's
+package ``bubblewrap``), started as an unprivileged uid of its own:
+
+- every namespace is new (``--unshare-all``: user, PID, IPC, UTS, network, mount, cgroup), so
+  the box has no network, its own SysV IPC objects and its own PID 1: when the job ends its
+  PID namespace goes, and with it every process it started (``--die-with-parent`` too);
+- ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
+- its root holds only what a Python job needs: the interpreter's prefixes and the system
+  libraries read-only, this package's copy of ``lanes`` read-only at :data:`SITE`, the
+  job folder read-write at :data:`JOB`, its own ``/proc`` and ``/dev``, and private
+  ``/tmp``, ``/var/tmp`` and ``/dev/shm``. Nothing else of the disk is there (no checkout,
+  no ``solutions/``, no home folder), so it works wherever the interpreter lives (``/tmp``,
+  ``/opt``, a home folder, a venv);
+- each job gets a cgroup v2 of its own where the machine allows it (memory for the whole
+  job, shared memory included, no swap; a pids limit; one CPU at most and an equal CPU
+  weight); elsewhere it falls back to rlimits (address space and CPU time per process,
+  processes per uid) and :func:`cgroup_warning` names what is missing.
+
+Use::
+
+    from lanes.exercises import sandbox
+    with sandbox.Box() as box:                       # one per run: a copy of lanes, a cgroup
+        job = pathlib.Path(tempfile.mkdtemp())
+        with box.popen(sandbox.python_argv("lanes.exercises.runner", "/job/nb.ipynb", ...),
+                       job_dir=job, limits=sandbox.Limits(timeout_s=60),
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE) as p:
+            out, _ = p.communicate(b"...", timeout=60)
+        # here every process of the job is gone and its cgroup removed
+
+Units: seconds, MiB. Everything the box returns (exit status, files in the job folder,
+bytes on a pipe) is the job's and is read as data.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import pathlib
+import random
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+__all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
+           "cgroup_warning", "popen", "python_argv"]
+
+#: Where the job folder appears inside the box (read-write).
+JOB = "/job"
+#: Where the copy of ``lanes`` appears inside the box (read-only; put it on ``sys.path``).
+SITE = "/lanes-site"
+
+
+class SandboxError(RuntimeError):
+    """The box cannot be built on this machine; the message says what is missing and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one job may use.
+
+    Attributes
+    ----------
+    timeout_s : float
+        Wall-clock limit, s (the caller enforces it with ``wait``/``communicate``; see
+        :meth:`BoxedProcess.expired`).
+    cpu_s : int
+        CPU time per process, s (``RLIMIT_CPU``).
+    memory_mb : int
+        Memory, MiB: the address space of each process, and in a cgroup also the memory of
+        the whole job including its children and shared memory.
+    nproc : int
+        Processes and threads of the job.
+    file_mb : int
+        Largest file a process may write, MiB.
+    tmp_mb : int
+        Size of each private ``/tmp``, ``/var/tmp`` and ``/dev/shm``, MiB.
+    cpus : float
+        CPUs the job may use at once (cgroup ``cpu.max``; no effect without a cgroup).
+    """
+
+    timeout_s: float = 120.0
+    cpu_s: int = 120
+    memory_mb: int = 3072
+    nproc: int = 64
+    file_mb: int = 64
+    tmp_mb: int = 256
+    cpus: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("timeout_s", "cpu_s", "memory_mb", "nproc", "file_mb", "tmp_mb", "cpus"):
+            value = getattr(self, name)
+            if type(value) not in (int, float) or not value > 0:
+                raise ValueError(f"Limits.{name} must be a number > 0 (got {value!r})")
+
+
+def bwrap_path() -> str:
+    """The ``bwrap`` program (``$LANES_BWRAP``, else on ``PATH``); :class:`SandboxError` if missing."""
+    found = os.environ.get("LANES_BWRAP") or shutil.which("bwrap") or (
+        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
+    if not found:
+        raise SandboxError("the grading box needs bubblewrap: install Debian's package 'bubblewrap' "
+                           "(apt-get install -y bubblewrap) or set LANES_BWRAP to a bwrap binary")
+    return found
+
+
+def python_argv(module: str, *args: str) -> list[str]:
+    """A command that runs ``python -m module args...`` in the box with the box's ``lanes`` first.
+
+    ``-E -s``: no ``PYTHON*`` variables and no user site folder; the copy of ``lanes`` at
+    :data:`SITE` is put first on ``sys.path``.
+    """
+    boot = (f"import sys, runpy; sys.path[:0] = [{SITE!r}]; sys.argv[1:1] = []; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-E", "-s", "-c", boot, *args]
+
+
+# --------------------------------------------------------------------------- cgroups
+
+_CG_CONTROLLERS = ("memory", "pids", "cpu")
+_cgroup_note: str | None = None
+
+
+def _cgroup2_mount() -> pathlib.Path | None:
+    try:
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 2 and parts[2] == "cgroup2":
+                    return pathlib.Path(parts[1])
+    except OSError:
+        pass
+    return None
+
+
+def _write(path: pathlib.Path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _make_cgroup_base() -> tuple[pathlib.Path | None, str]:
+    """A fresh cgroup v2 for this run with memory, pids and cpu delegated, or (None, what is missing)."""
+    mount = _cgroup2_mount()
+    if mount is None:
+        return None, "no cgroup v2 file system is mounted"
+    parent = mount
+    try:
+        have = (parent / "cgroup.controllers").read_text().split()
+    except OSError:
+        return None, f"{parent} cannot be read"
+    missing = [c for c in _CG_CONTROLLERS if c not in have]
+    if missing:
+        return None, f"cgroup v2 at {mount} lacks the {', '.join(missing)} controller(s)"
+    if not os.access(parent, os.W_OK):
+        return None, f"cgroup v2 at {mount} is not writable by this user"
+    try:
+        enabled = (parent / "cgroup.subtree_control").read_text().split()
+        for c in _CG_CONTROLLERS:
+            if c not in enabled:
+                _write(parent / "cgroup.subtree_control", f"+{c}")
+        base = parent / f"lanes-box-{os.getpid()}-{random.randrange(1 << 30):x}"
+        base.mkdir()
+        try:
+            _write(base / "cgroup.subtree_control", " ".join(f"+{c}" for c in _CG_CONTROLLERS))
+        except OSError:
+            base.rmdir()
+            raise
+    except OSError as e:
+        return None, f"cannot delegate {', '.join(_CG_CONTROLLERS)} in {mount} ({os.strerror(e.errno or 0)})"
+    return base, ""
+
+
+def cgroup_warning() -> str | None:
+    """The one warning line when the last :class:`Box` fell back to rlimits, else ``None``."""
+    return _cgroup_note
+
+
+def _cg_pids(cg: pathlib.Path) -> list[int]:
+    try:
+        return [int(x) for x in (cg / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _cg_kill(cg: pathlib.Path) -> None:
+    """Kill every process of cgroup ``cg`` and remove it (waits a few seconds at most)."""
+    if not cg.exists():
+        return
+    for _ in range(250):
+        try:
+            _write(cg / "cgroup.kill", "1")
+        except OSError:
+            for pid in _cg_pids(cg):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            cg.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise SandboxError(f"could not remove the job's cgroup {cg}")
+
+
+# --------------------------------------------------------------------------- processes by uid
+
+
+def _uid_processes(uid: int) -> list[int]:
+    """Live processes of ``uid`` (zombies excluded)."""
+    pids = []
+    for d in os.scandir("/proc"):
+        if not d.name.isdigit():
+            continue
+        try:
+            if os.stat(d.path).st_uid != uid:
+                continue
+            with open(os.path.join(d.path, "stat")) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in "ZX":
+            pids.append(int(d.name))
+    return pids
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (as that uid: ``kill(-1)``) until none is left."""
+    for _ in range(100):
+        if not _uid_processes(uid):
+            return
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        time.sleep(0.02)
+    raise SandboxError(f"could not stop the processes of uid {uid}")
+
+
+# --------------------------------------------------------------------------- staging
+
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+_CLONE_NEWNS = 0x00020000
+
+
+def _reachable(path: pathlib.Path) -> bool:
+    """Whether any user may walk down to ``path`` (every folder above it has ``o+x``)."""
+    try:
+        return all(os.stat(p).st_mode & stat.S_IXOTH for p in path.parents)
+    except OSError:
+        return False
+
+
+def _stage(pairs: list[tuple[str, str]]) -> None:
+    """In the calling process (root, before it drops to the box's uid): a private mount
+    namespace where each ``(path, stage)`` has ``path`` bound read-only on ``stage``."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def mount(source, target, flags) -> None:
+        enc = (lambda x: None if x is None else x.encode())
+        if libc.mount(enc(source), enc(target), None, ctypes.c_ulong(flags), None) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, f"mount {target}: {os.strerror(e)}")
+
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"unshare: {os.strerror(e)}")
+    mount(None, "/", _MS_REC | _MS_PRIVATE)
+    for path, stage in pairs:
+        mount(path, stage, _MS_BIND | _MS_REC)
+
+
+# --------------------------------------------------------------------------- the box
+
+
+def _real(p: str | os.PathLike) -> pathlib.Path:
+    return pathlib.Path(os.path.realpath(p))
+
+
+class Box:
+    """Where jobs run: one per grading run (a read-only copy of ``lanes``, a cgroup, uids).
+
+    Parameters
+    ----------
+    hide : paths
+        Folders never to show inside the box even where they lie under a folder the box
+        needs (for example a checkout inside the interpreter's prefix): each is covered
+        by an empty file system.
+    extra_ro : paths
+        More folders or files to show read-only at the same path (none by default).
+    cgroups : bool
+        Try a cgroup per job (default); ``False`` uses rlimits only.
+    """
+
+    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True):
+        global _cgroup_note
+        if not sys.platform.startswith("linux"):
+            raise SandboxError("the grading box needs Linux (bubblewrap and namespaces)")
+        self.bwrap = bwrap_path()
+        self.root = os.geteuid() == 0
+        self.hide = [_real(p) for p in hide if os.path.exists(p)]
+        self.extra_ro = [_real(p) for p in extra_ro if os.path.exists(p)]
+        self._uids: set[int] = set()
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix="lanes-box-"))
+        self.cgroup: pathlib.Path | None = None
+        try:
+            os.chmod(self.base, 0o711)
+            self.site = self.base / "site"
+            import lanes
+
+            shutil.copytree(pathlib.Path(lanes.__file__).parent, self.site / "lanes",
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            for d, _, files in os.walk(self.site):
+                os.chmod(d, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(d, f), 0o644)
+            if cgroups:
+                self.cgroup, why = _make_cgroup_base()
+            else:
+                why = "cgroups were turned off"
+            _cgroup_note = None if self.cgroup is not None else (
+                f"warning: sandbox limits are per process (rlimits), not per job: {why}")
+            self._check()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- layout -------------------------------------------------------------------------
+
+    def _ro_paths(self) -> list[pathlib.Path]:
+        """Read-only binds at the same path: the system libraries and the interpreter's prefixes."""
+        want = []
+        for p in ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/bin", "/usr/share/zoneinfo",
+                  "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                  "/etc/alternatives"):
+            if os.path.lexists(p) and not os.path.islink(p):
+                want.append(pathlib.Path(p))
+        for p in (sys.base_prefix, sys.prefix, sys.base_exec_prefix, sys.exec_prefix,
+                  os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(sys.executable)):
+            want.append(_real(p))
+        want += self.extra_ro
+        out: list[pathlib.Path] = []
+        for p in sorted(set(want), key=lambda q: (len(q.parts), str(q))):
+            if p == pathlib.Path("/") or any(p.is_relative_to(o) for o in out):
+                continue
+            out.append(p)
+        return out
+
+    def _args(self, job_dir: pathlib.Path, uid: int, limits: Limits) -> tuple[list[str], list[tuple[str, str]]]:
+        """bwrap's arguments, and the folders to stage first (see :func:`_stage`).
+
+        A folder the box's uid may not reach (under a 0700 home, say ``/root/.pyenv``) is
+        bound onto a staging folder of this run first, in a mount namespace of the starting
+        process only, and bwrap binds it from there.
+        """
+        staged: list[tuple[str, str]] = []
+
+        def src(path: pathlib.Path) -> str:
+            if not self.root or _reachable(path):
+                return str(path)
+            stage = self.base / "stage" / str(len(staged))
+            stage.mkdir(parents=True, exist_ok=True)
+            if path.is_dir():
+                stage = stage / "d"
+                stage.mkdir(exist_ok=True)
+            else:
+                stage = stage / "f"
+                stage.touch()
+            for d in (self.base / "stage", stage.parent):
+                os.chmod(d, 0o755)
+            staged.append((str(path), str(stage)))
+            return str(stage)
+
+        tmp = str(limits.tmp_mb << 20)
+        a = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+             "--uid", str(uid), "--gid", str(uid), "--hostname", "box", "--clearenv"]
+        for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32"):  # merged-/usr links as on the host
+            if os.path.islink(top):
+                a += ["--symlink", os.readlink(top), top]
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        for t in ("/tmp", "/var/tmp", "/dev/shm"):
+            a += ["--perms", "1777", "--size", tmp, "--tmpfs", t]
+        ro = self._ro_paths()
+        for p in ro:
+            a += ["--ro-bind", src(p), str(p)]
+        for h in self.hide:  # after the binds: an empty file system over them
+            if any(h.is_relative_to(p) for p in ro):
+                a += ["--size", "65536", "--tmpfs", str(h), "--remount-ro", str(h)]
+        a += ["--ro-bind", src(self.site), SITE, "--bind", src(job_dir), JOB, "--chdir", JOB]
+        return a, staged
+
+    def _pick_uid(self) -> int:
+        if not self.root:
+            return os.getuid()
+        import pwd
+
+        while True:
+            uid = random.randrange(59000, 65000)
+            if uid in self._uids or _uid_processes(uid):
+                continue
+            try:
+                pwd.getpwuid(uid)
+            except KeyError:
+                self._uids.add(uid)
+                return uid
+
+    def _check(self) -> None:
+        """Start ``python -c pass`` in a box once: a clear :class:`SandboxError` if that fails."""
+        if self.root:
+            for p in self._ro_paths():
+                try:
+                    mode = os.stat(p).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode) and (mode & 0o005) != 0o005:
+                    raise SandboxError(f"{p} (needed in the box) cannot be read by other users (mode "
+                                       f"{stat.S_IMODE(mode):o}): the box runs as an unprivileged uid; chmod o+rx it")
+        job = pathlib.Path(tempfile.mkdtemp(dir=self.base))
+        try:
+            with self.popen([sys.executable, "-E", "-s", "-c", "pass"], job_dir=job,
+                            limits=Limits(timeout_s=30), stderr=subprocess.PIPE) as p:
+                try:
+                    _, err = p.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    err = b"timed out"
+            if p.returncode != 0:
+                line = err.decode(errors="replace").strip().splitlines()
+                why = line[-1][:200] if line else f"exit status {p.returncode}"
+                hint = ("; allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                        "or on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0)"
+                        if "namespace" in why.lower() or "permission" in why.lower() else "")
+                raise SandboxError(f"bubblewrap cannot start a box here: {why}{hint}")
+        finally:
+            shutil.rmtree(job, ignore_errors=True)
+
+    @property
+    def isolation(self) -> str:
+        """One line saying what the box is on this machine."""
+        who = "a fresh unprivileged uid" if self.root else "this user (not root)"
+        lim = "a cgroup per job" if self.cgroup is not None else "rlimits per process"
+        return f"bubblewrap: all namespaces new, allow-list root, {who}, {lim}"
+
+    # -- jobs ---------------------------------------------------------------------------
+
+    def popen(self, argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
+              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+              env: dict | None = None) -> "BoxedProcess":
+        """Start ``argv`` in a box; ``job_dir`` (an existing folder) is the box's :data:`JOB`.
+
+        ``argv[0]`` must exist inside the box (``sys.executable`` does: see :func:`python_argv`).
+        ``stdin``/``stdout``/``stderr`` are as for :class:`subprocess.Popen` (``PIPE``, a file,
+        ``DEVNULL``: the default). ``env`` replaces the box's environment (a small fixed one
+        by default). The job folder is handed to the box's uid for the run.
+        """
+        if not isinstance(limits, Limits):
+            raise ValueError(f"limits must be a sandbox.Limits (got {type(limits).__name__})")
+        job_dir = _real(job_dir)
+        if not job_dir.is_dir():
+            raise ValueError(f"job_dir must be an existing folder (got {str(job_dir)!r})")
+        uid = self._pick_uid()
+        if self.root:
+            for d, dirs, files in os.walk(job_dir):
+                for name in [d, *(os.path.join(d, x) for x in dirs + files)]:
+                    os.chown(name, uid, uid, follow_symlinks=False)
+        cg = None
+        if self.cgroup is not None:
+            cg = self.cgroup / f"job-{uid}-{random.randrange(1 << 30):x}"
+            cg.mkdir()
+            _write(cg / "memory.max", str(limits.memory_mb << 20))
+            if (cg / "memory.swap.max").exists():
+                _write(cg / "memory.swap.max", "0")
+            _write(cg / "pids.max", str(limits.nproc))
+            _write(cg / "cpu.max", f"{int(limits.cpus * 100000)} 100000")
+        box_env = {"PATH": "/usr/bin:/bin", "HOME": JOB, "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                   "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                   "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": f"{JOB}/.ipython",
+                   "MPLCONFIGDIR": f"{JOB}/.mpl"}
+        if env is not None:
+            box_env = dict(env)
+        cmd, staged = self._args(job_dir, uid, limits)
+        for k, v in box_env.items():
+            cmd += ["--setenv", str(k), str(v)]
+        cmd += ["--", *map(str, argv)]
+        root = self.root
+
+        def preexec() -> None:  # in the child, before bwrap starts
+            if cg is not None:
+                _write(cg / "cgroup.procs", "0")
+            if staged:
+                _stage(staged)
+            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 2))
+            # per process as well as per job: a process that asks for too much gets a MemoryError
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if root:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+
+        try:
+            proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env={},
+                                    preexec_fn=preexec, start_new_session=True, close_fds=True, cwd="/")
+        except BaseException:
+            if cg is not None:
+                _cg_kill(cg)
+            raise
+        return BoxedProcess(proc, uid=uid if root else None, cgroup=cg, job_dir=job_dir, limits=limits)
+
+    def close(self) -> None:
+        """Remove the copy of ``lanes`` and the run's cgroup (stop jobs first)."""
+        if self.cgroup is not None:
+            for child in list(self.cgroup.iterdir()) if self.cgroup.exists() else []:
+                if child.is_dir():
+                    _cg_kill(child)
+            _cg_kill(self.cgroup)
+            self.cgroup = None
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> "Box":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class BoxedProcess:
+    """A job in a box: a :class:`subprocess.Popen` look-alike whose :meth:`kill` ends the whole job.
+
+    ``stdin``, ``stdout``, ``stderr``, ``pid``, ``returncode``, ``poll``, ``wait`` and
+    ``communicate`` are those of the ``bwrap`` process (its exit status is the job's). As a
+    context manager, leaving it calls :meth:`kill`: every process of the job is gone (its PID
+    namespace, and every process of its uid), its cgroup removed. The job folder stays.
+    """
+
+    def __init__(self, proc: subprocess.Popen, *, uid: int | None, cgroup: pathlib.Path | None,
+                 job_dir: pathlib.Path, limits: Limits):
+        self.proc, self.uid, self.cgroup, self.job_dir, self.limits = proc, uid, cgroup, job_dir, limits
+        self.started = time.monotonic()
+        self._done = False
+
+    # Popen look-alike
+    stdin = property(lambda self: self.proc.stdin)
+    stdout = property(lambda self: self.proc.stdout)
+    stderr = property(lambda self: self.proc.stderr)
+    pid = property(lambda self: self.proc.pid)
+    returncode = property(lambda self: self.proc.returncode)
+
+    def poll(self):
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None):
+        return self.proc.wait(timeout)
+
+    def communicate(self, input=None, timeout: float | None = None):
+        return self.proc.communicate(input, timeout)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the job started."""
+        return time.monotonic() - self.started
+
+    def expired(self) -> bool:
+        """Whether the job has run longer than ``limits.timeout_s``."""
+        return self.elapsed > self.limits.timeout_s
+
+    def kill(self) -> None:
+        """End the job: every process it started, its cgroup; idempotent."""
+        if self._done:
+            return
+        if self.cgroup is not None:
+            _cg_kill(self.cgroup)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        if self.uid is not None:  # the PID namespace is gone; make sure, by uid
+            deadline = time.monotonic() + 2.0
+            while _uid_processes(self.uid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            _kill_uid(self.uid)
+        self._done = True
+
+    def __enter__(self) -> "BoxedProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
+
+
+_DEFAULT: Box | None = None
+
+
+def popen(argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
+          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+          env: dict | None = None) -> BoxedProcess:
+    """:meth:`Box.popen` on a box shared by the process (made on first use, removed at exit)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        import atexit
+
+        _DEFAULT = Box()
+        atexit.register(_DEFAULT.close)
+    return _DEFAULT.popen(argv, job_dir=job_dir, limits=limits, stdin=stdin, stdout=stdout,
+                          stderr=stderr, env=env)
+
+
+def read_file(path: os.PathLike, limit: int) -> bytes | None:
+    """The bytes of a regular file the job left, opened without following links, or ``None``.
+
+    ``None`` when it is missing, a link, not a regular file, or larger than ``limit`` bytes.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks, size = [], 0
+        while True:
+            b = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+            if size > limit:
+                return None
+        return b"".join(chunks)
+    except OSError as e:
+        if e.errno in (errno.EISDIR, errno.EINVAL):
+            return None
+        return None
+    finally:
+        os.close(fd)

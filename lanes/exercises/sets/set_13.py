@@ -1,0 +1,33 @@
+"""Set 13: write a scheduler.  Students implement a batch floor and aging as policies, judged online.
+
+The answers of q1 and q2 are the source of a policy, as the list of marked lines that
+``lanes.exercises.online.source_of`` makes (an answer string is at most 200 characters);
+the key runs it tick by tick in the grading sandbox on days the student never sees and
+compares every row with the built-in rule's.
+"""
+
+from lanes.exercises.forms import Choice, Seq, Str
+from lanes.exercises.spec import Question, SetSpec
+
+
+def draw(rng):
+    slots = rng.choice((24, 32, 40))
+    return {
+        "slots": slots,
+        "peak_rate": {24: 2.5, 32: 3.5, 40: 4.5}[slots],
+        "floor": rng.choice((4, 6, 8, 10)),
+        "aging_s": rng.choice((60, 90, 120, 180)),
+        "seed": rng.randrange(1, 10**6),
+    }
+
+
+SPEC = SetSpec(
+    slug="13_write_a_scheduler",
+    questions=(
+        Question("q1", 4, {"q1_policy": Seq(Str(), max_len=1000)}, open_ended=True),
+        Question("q2", 4, {"q2_policy": Seq(Str(), max_len=1000)}, open_ended=True),
+        Question("q3", 1, {"q3_choice": Choice("abcd")}),
+    ),
+    default={"slots": 32, "peak_rate": 3.5, "floor": 6, "aging_s": 90, "seed": 2718},
+    draw=draw,
+)

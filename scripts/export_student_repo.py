@@ -1,0 +1,123 @@
+#!/usr/bin/env python
+"""Write the student repository: this instructor's checkout without solutions, keys or secrets.
+
+    python scripts/export_student_repo.py DEST            # DEST must not exist, or be empty
+    python scripts/export_student_repo.py DEST --git      # and make it a git repository (one commit)
+
+This checkout is the instructor's **private** repository: it holds ``solutions/`` (the master
+notebooks and the answer keys ``key.py``), the course secret (``.lanes-course-secret``,
+git-ignored) and the instructor-only grading tests and workflow. The **public** repository,
+``lanes-course/lanes`` (what the book's launch buttons, Binder, Colab and the setup cell point
+at, and what students fork), is the export: push DEST there.
+
+Only files git tracks are exported (so nothing git ignores, such as the secret or build
+folders), minus :data:`PRIVATE`. Afterwards the export is checked: no ``key.py``, no notebook
+with solution markers, no file holding the course secret; any finding stops with status 2.
+The export's own tests (those that need ``solutions/`` skip) and ``grade.py --forms-only``
+run there as they run here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+#: Paths (files or folders, relative to the root) that never leave the instructor's repository.
+PRIVATE = (
+    "solutions",
+    ".lanes-course-secret",
+    ".github/workflows/grade-class.yml",
+    "scripts/export_student_repo.py",
+    "scripts/bench_grading.py",
+    "scripts/new_course.py",
+    "tests/test_grading_robustness.py",
+    "tests/test_grading_class.py",
+)
+
+#: Text that marks a master notebook (Otter Assign's solution markers).
+MARKERS = ("# BEGIN SOLUTION", "# END SOLUTION")
+
+
+def tracked_files(root: pathlib.Path) -> list[str]:
+    """Files git tracks under ``root`` (as they are in the working tree), relative paths."""
+    out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True)
+    return [p for p in out.stdout.decode().split("\0") if p]
+
+
+def is_private(rel: str) -> bool:
+    parts = pathlib.PurePosixPath(rel).parts
+    if parts and parts[-1] == "key.py":
+        return True
+    return any(rel == p or rel.startswith(p + "/") for p in PRIVATE)
+
+
+def problems(dest: pathlib.Path, secret: str | None) -> list[str]:
+    """What in ``dest`` must not be public (an empty list when nothing)."""
+    found = []
+    for p in sorted(dest.rglob("*")):
+        if ".git" in p.relative_to(dest).parts or not p.is_file():
+            continue
+        rel = p.relative_to(dest).as_posix()
+        if p.name == "key.py" or rel.startswith("solutions/"):
+            found.append(f"{rel}: an answer key or a master")
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if secret and secret in text:
+            found.append(f"{rel}: holds the course secret")
+        if p.suffix == ".ipynb" and any(m in text for m in MARKERS):
+            found.append(f"{rel}: a notebook with solution markers (a master)")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dest", type=pathlib.Path, help="the student repository to write (absent or empty)")
+    ap.add_argument("--git", action="store_true", help="git init DEST and commit the export")
+    args = ap.parse_args(argv)
+    dest = args.dest.resolve()
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        print(f"export_student_repo.py: {dest} exists and is not an empty folder", file=sys.stderr)
+        return 2
+    if dest == ROOT or ROOT in dest.parents:
+        print(f"export_student_repo.py: DEST must lie outside this checkout (got {dest})", file=sys.stderr)
+        return 2
+    try:
+        files = tracked_files(ROOT)
+    except (OSError, subprocess.CalledProcessError):
+        print("export_student_repo.py: run it in the instructor's git checkout (git ls-files failed)", file=sys.stderr)
+        return 2
+    secret_file = pathlib.Path(os.environ.get("LANES_COURSE_SECRET_FILE", ROOT / ".lanes-course-secret"))
+    secret = secret_file.read_text().strip() if secret_file.is_file() else None
+    kept = 0
+    for rel in files:
+        src = ROOT / rel
+        if is_private(rel) or not src.is_file() or src.is_symlink():
+            continue
+        out = dest / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, out)
+        kept += 1
+    found = problems(dest, secret)
+    if found:
+        print("export_student_repo.py: the export is not public-safe:\n  " + "\n  ".join(found[:20]), file=sys.stderr)
+        return 2
+    if args.git:
+        for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                    ["git", "-c", "user.name=lanes export", "-c", "user.email=export@localhost",
+                     "commit", "-q", "-m", "Student repository (exported from the instructor's checkout)"]):
+            subprocess.run(cmd, cwd=dest, check=True)
+    print(f"wrote the student repository to {dest}: {kept} files; no solutions/, key, master or secret")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The class-grading logic without running a notebook: reading, identity, copies, secret, options.
+
+Fast checks of ``lanes.exercises.classroom``, ``.variants``, ``.spec`` and ``.judge``; the
+hostile class graded through the box is in ``test_grading_class.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pathlib
+
+import pytest
+
+from lanes.exercises import classroom
+from lanes.exercises.forms import Choice, Float
+from lanes.exercises.judge import choice, grade_answers
+from lanes.exercises.spec import Question, SetSpec
+from lanes.exercises.variants import (TEST_SECRET, load_course_secret, normalise_student, student_token)
+
+SLUG = "01_slots_and_littles_law"
+SECRET_BYTES = "TOPSECRET-0xC0FFEE"
+
+
+def _nb_json(**meta) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": meta,
+                       "cells": [{"cell_type": "code", "id": "a1", "metadata": {}, "source": "x = 1",
+                                  "outputs": [], "execution_count": None}]})
+
+
+# --------------------------------------------------------------------------- reading as data
+
+
+def test_a_symlink_fifo_and_folder_are_refused_in_one_line_without_following(tmp_path):
+    (tmp_path / "secret.txt").write_text(SECRET_BYTES)
+    os.chmod(tmp_path / "secret.txt", 0o600)
+    subs = tmp_path / "subs" / "eve"
+    subs.mkdir(parents=True)
+    os.symlink(tmp_path / "secret.txt", subs / "link.ipynb")
+    os.mkfifo(subs / "fifo.ipynb")
+    (subs / "folder.ipynb").mkdir()
+    os.symlink(tmp_path, subs / "linked_dir")  # never walked
+    found = {p.name: why for p, _, why in classroom.collect([tmp_path / "subs"])}
+    assert set(found) == {"link.ipynb", "fifo.ipynb", "folder.ipynb"}
+    assert "symbolic link" in found["link.ipynb"] and "FIFO" in found["fifo.ipynb"]
+    assert "folder" in found["folder.ipynb"]
+    nb, _, why = classroom.read_notebook(subs / "link.ipynb")
+    assert nb is None and "symbolic link" in why and SECRET_BYTES not in why
+
+
+@pytest.mark.parametrize("content, words", [
+    (SECRET_BYTES + " not json", "not valid JSON (line 1"),
+    ('{"nbformat": 4, "cells": "' + SECRET_BYTES + '"}', "does not follow the nbformat 4 schema"),
+    ('{"nbformat": 9}', "nbformat 9"),
+    ('["' + SECRET_BYTES + '"]', "no nbformat version"),
+])
+def test_a_broken_notebook_is_named_without_quoting_its_bytes(tmp_path, content, words):
+    p = tmp_path / "x.ipynb"
+    p.write_text(content)
+    nb, _, why = classroom.read_notebook(p)
+    assert nb is None and words in why and SECRET_BYTES not in why
+
+
+def test_a_large_file_is_refused_before_it_is_read(tmp_path):
+    p = tmp_path / "big.ipynb"
+    p.write_bytes(b" " * 2048)
+    assert "larger than" in classroom.read_notebook(p, limit=1024)[2]
+
+
+def test_an_nbformat_3_notebook_is_converted(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    p = tmp_path / "old.ipynb"
+    p.write_text(nbformat.writes(nbformat.convert(nb, 3), version=3))
+    got, _, why = classroom.read_notebook(p)
+    assert why is None and got.nbformat == 4 and got.cells[0].source == "x = 1"
+
+
+@pytest.mark.parametrize("meta", [{"lanes": "a string"}, {"lanes": {"set": [SLUG]}}, {"lanes": 3},
+                                  {"otter": {"assignment_name": {"x": 1}}}])
+def test_metadata_of_the_wrong_type_is_ignored_and_the_file_name_decides(tmp_path, meta):
+    import nbformat
+
+    p = tmp_path / f"{SLUG}.ipynb"
+    p.write_text(_nb_json(**meta))
+    nb, _, why = classroom.read_notebook(p)
+    msgs: list = []
+    assert classroom.match_assignment(p, nb, {SLUG}, msgs) == SLUG
+    assert msgs and "ignored" in msgs[0]
+
+
+# --------------------------------------------------------------------------- identity
+
+
+def test_identity_from_the_layouts_and_the_roster(tmp_path):
+    root = tmp_path
+    assert classroom.identify(root / "alice" / "nb.ipynb", root, None) == ("alice", "")
+    assert classroom.identify(root / "bob_123_456_01_slots.ipynb", root, None) == ("bob", "")
+    assert classroom.identify(root / "nobody.ipynb", root, None)[0] is None
+    assert classroom.identify(root / "=HYPERLINK(x)" / "nb.ipynb", root, None)[0] is None
+    (root / "roster.csv").write_text("login,file,name\ncarol,sub-881.ipynb,Carol C\ndave,,Dave D\n")
+    roster = classroom.load_roster(root / "roster.csv")
+    assert classroom.identify(root / "sub-881.ipynb", root, roster) == ("carol", "")
+    assert classroom.identify(root / "dave" / "x.ipynb", root, roster) == ("dave", "")
+    login, why = classroom.identify(root / "mallory" / "x.ipynb", root, roster)
+    assert login is None and "roster" in why
+
+
+def test_a_roster_with_a_bad_login_is_refused_naming_the_line(tmp_path):
+    (tmp_path / "r.csv").write_text("login,name\nalice,A\n+cmd|' /C calc'!A0,B\n")
+    with pytest.raises(ValueError, match="line 3: login must be"):
+        classroom.load_roster(tmp_path / "r.csv")
+
+
+@pytest.mark.parametrize("bad", ["alice\ufe0f", "al ice", "=HYPERLINK(1)", "a" * 41, "ａlice"])
+def test_student_is_restricted_to_a_small_alphabet(bad):
+    with pytest.raises(ValueError, match="a-z, 0-9"):
+        normalise_student(bad)
+
+
+def test_tokens_depend_on_the_secret_and_fit_the_alphabet():
+    a, b = student_token("alice", TEST_SECRET), student_token("alice", "another-secret-of-16+")
+    assert a != b and a.startswith("alice-") and normalise_student(a) == a
+    assert student_token("bob", TEST_SECRET) != a
+
+
+def test_the_test_secret_is_refused_for_real_grading_and_the_message_says_how(tmp_path):
+    p = tmp_path / "secret"
+    p.write_text(TEST_SECRET + "\n")
+    with pytest.raises(ValueError, match="grade.py init"):
+        load_course_secret(p)
+    with pytest.raises(ValueError, match="no course secret"):
+        load_course_secret(tmp_path / "missing")
+    assert load_course_secret(tmp_path / "missing", allow_test=True) == TEST_SECRET
+    p.write_text("f" * 64)
+    assert load_course_secret(p) == "f" * 64
+
+
+# --------------------------------------------------------------------------- copies, shards, gradebook
+
+
+def _row(path, login, set_, score, possible=7, mtime=0, counted=None):
+    s = classroom.Submission(path=path, assignment=set_, login=login, mtime_ns=mtime)
+    s.questions = [classroom.Question("q1", possible, score)]
+    return s
+
+
+def test_the_latest_copy_counts_never_the_best_and_possible_counts_once():
+    subs = [_row("d/a.ipynb", "dave", SLUG, 7, mtime=1), _row("d/b.ipynb", "dave", SLUG, 0, mtime=3),
+            _row("d/c.ipynb", "dave", SLUG, 7, mtime=2), _row("e/a.ipynb", "erin", SLUG, 7, mtime=1)]
+    classroom._mark_counted(subs, forms_only=False)
+    assert [s.counted for s in subs] == [False, True, False, True]
+    assert all("copies" in s.messages[0] for s in subs[:3]) and not subs[3].messages
+    rep = classroom.report(subs, pass_mark=0.5, sandbox_line="-")
+    assert (rep["score"], rep["possible"], rep["students"]) == (7, 14, 2)
+
+
+def test_shards_partition_the_students_and_merge_needs_each_once():
+    logins = [f"s{i:03d}" for i in range(200)]
+    shards = [classroom.shard_of(x, 4) for x in logins]
+    assert set(shards) == {1, 2, 3, 4} and shards == [classroom.shard_of(x, 4) for x in logins]
+    assert classroom.shard_of(None, 4) == 1
+    rep = {"pass_mark": 0.5, "sandbox": "-", "shard": "1/2", "submissions": []}
+    with pytest.raises(ValueError, match="each shard 1..N exactly once"):
+        classroom.merge([rep, rep])
+
+
+def test_gradebook_cells_cannot_be_formulas(tmp_path):
+    evil = ['=HYPERLINK("http://x")', "+cmd|' /C calc'!A0", "-1+2", "@SUM(A1)", "\tx", "\rx"]
+    subs = []
+    for i, name in enumerate(evil):
+        s = _row(f"s{i}/a.ipynb", f"s{i}", SLUG, 1)
+        s.name, s.counted = name, True
+        subs.append(s)
+    classroom.write_gradebook(classroom.report(subs, pass_mark=0.5, sandbox_line="-"), tmp_path / "g.csv")
+    rows = list(csv.DictReader((tmp_path / "g.csv").open(newline="")))
+    assert [r["name"] for r in rows] == ["'" + e for e in evil]
+
+
+# --------------------------------------------------------------------------- shuffled options
+
+
+def _mc_spec():
+    return SetSpec("99_mc", (Question("q1", 1, {"q1_choice": Choice("abcd")}), Question("q2", 1, {"q2_x": Float()})),
+                   default={"k": 1}, draw=lambda rng: {"k": rng.randrange(9)},
+                   options={"q1_choice": ("alpha", "beta", "gamma", "delta")})
+
+
+class _Key:
+    @staticmethod
+    def q1(a, v):
+        return choice("q1_choice", a["q1_choice"], "b")  # the key's letter: "beta"
+
+    @staticmethod
+    def q2(a, v):
+        return True
+
+
+def test_options_are_shuffled_per_variant_and_judged_by_their_text():
+    spec = _mc_spec()
+    orders = {tuple(t for _, t in spec.variant(f"s{i}").options("q1_choice")) for i in range(12)}
+    assert len(orders) >= 4
+    assert [t for _, t in spec.variant("").options("q1_choice")] == ["alpha", "beta", "gamma", "delta"]
+    for i in range(12):
+        v = spec.variant(f"s{i}")
+        shown = next(letter for letter, text in v.options("q1_choice") if text == "beta")
+        assert "(" + shown + ") beta" in str(v)
+        res = grade_answers(spec, _Key, f"s{i}", {"answers": {"q1_choice": shown, "q2_x": 1.0}})
+        assert res["q1"]["score"] == 1
+    wrong = [i for i in range(12) if next(x for x, t in spec.variant(f"s{i}").options("q1_choice") if t == "beta") != "b"]
+    assert wrong  # someone else's letter "b" is wrong for them
+    assert grade_answers(spec, _Key, f"s{wrong[0]}", {"answers": {"q1_choice": "b", "q2_x": 1.0}})["q1"]["score"] == 0
+
+
+def test_options_must_belong_to_a_choice_answer():
+    with pytest.raises(ValueError, match="options"):
+        SetSpec("99_bad", (Question("q1", 1, {"q1_x": Float()}),), options={"q1_x": ("a", "b")})

@@ -1,0 +1,329 @@
+"""The online judge: honest policies earn their marks, hostile ones earn 0 and leave nothing behind."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pathlib
+import tempfile
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+
+import lanes
+from lanes.exercises import get_set, online
+from lanes.exercises.judge import load_key
+from strategies import scenarios
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+SLUG = "13_write_a_scheduler"
+MASTER = SOLUTIONS / SLUG / f"{SLUG}.ipynb"
+needs_key = pytest.mark.skipif(not (SOLUTIONS / SLUG / "key.py").is_file(), reason="answer keys not here")
+
+#: A short day on a small pool where the rules differ: requests wait, batch is evicted.
+DAY = lanes.Scenario(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=77)
+FAST = online.JudgeLimits(decision_s=0.5, startup_s=8.0, run_s=20.0)
+
+
+def _solution(class_name: str) -> str:
+    """The master notebook's solution cell that defines ``class_name`` (markers dropped)."""
+    nb = json.loads(MASTER.read_text())
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and f"class {class_name}" in src:
+            return "\n".join(line for line in src.splitlines() if "# BEGIN SOLUTION" not in line
+                             and "# END SOLUTION" not in line) + "\n"
+    raise AssertionError(f"no cell defines {class_name}")
+
+
+def _answer(source: str, **constants) -> list[str]:
+    """An answer as ``source_of`` makes it, from source text in a temporary module."""
+    import importlib.util
+
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write("\n".join(f"{k} = {v!r}" for k, v in constants.items()) + "\n" + source)
+    try:
+        spec = importlib.util.spec_from_file_location("honest_policy", f.name)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        obj = next(v for k, v in vars(module).items() if isinstance(v, type) and hasattr(v, "decide")
+                   and v.__module__ == "honest_policy")
+        return online.source_of(obj, **constants)
+    finally:
+        os.unlink(f.name)
+
+
+def _judge(body: str, scenario=DAY, limits=FAST):
+    return online.judge("from lanes.pool.protocol import Decision\n" + textwrap.dedent(body), scenario, limits=limits)
+
+
+def _leftovers() -> tuple[set, set]:
+    """Job folders of the judge, and processes running its child module."""
+    folders = set(glob.glob(os.path.join(tempfile.gettempdir(), "lanes-judge-*")))
+    procs = set()
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"lanes.exercises.online" in f.read():
+                    procs.add(pid)
+        except OSError:
+            continue
+    return folders, procs
+
+
+@pytest.fixture(autouse=True)
+def test_secret():
+    """The key's hidden days come from the course secret: the test suite's public one here."""
+    from lanes.exercises.variants import TEST_SECRET, set_course_secret
+
+    set_course_secret(TEST_SECRET)
+    yield
+    set_course_secret(None)
+
+
+# --- honest policies ----------------------------------------------------------------------
+
+
+class TestHonest:
+    def test_example_policy_online_equals_the_engine(self):
+        verdict = online.judge((ROOT / "examples" / "policies" / "hybrid.py").read_text(), DAY, limits=FAST)
+        assert verdict.ok, verdict.reason
+        assert verdict.row == {**lanes.simulate(DAY, "hybrid:8").row(), "policy": "policy"}
+        assert verdict.ticks == DAY.ticks
+        r = lanes.simulate(DAY, "hybrid:8")
+        assert (verdict.n_arrivals, verdict.n_admitted) == (r.n_arrivals, r.n_interactive)
+
+    @settings(max_examples=6, deadline=None)
+    @given(scenarios(max_ticks=400))
+    def test_judged_rows_equal_the_engine_on_random_days(self, scenario):
+        verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), scenario, limits=FAST)
+        assert verdict.ok, verdict.reason
+        assert verdict.row == {**lanes.simulate(scenario, "priority").row(), "policy": "policy"}
+
+    def test_given_arrivals_replace_the_draws(self):
+        from lanes.pool import reference
+
+        backlog, per_tick = reference.draw(DAY)
+        quiet = [[] for _ in per_tick]  # nobody arrives: batch has the pool to itself
+        verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), DAY, limits=FAST,
+                               draws=(backlog, quiet))
+        assert verdict.ok and verdict.n_arrivals == 0
+        assert verdict.row == reference.run(DAY, lanes.parse_policy("priority"), (backlog, quiet)) | {"policy": "policy"}
+        with pytest.raises(ValueError, match="every one of the"):
+            online.judge("def f(obs): pass\n", DAY, draws=(backlog, quiet[:5]))
+
+    def test_prints_go_nowhere(self):
+        verdict = _judge("""
+            def chatty(obs):
+                print("tick", obs.t, "free", obs.free)
+                return Decision(start=[r.id for r in obs.waiting][: obs.free])
+        """)
+        assert verdict.ok, verdict.reason
+
+    @needs_key
+    @pytest.mark.parametrize("student", ["alice"])  # the grader's class test covers three
+    def test_floor_and_aging_earn_full_marks(self, student):
+        key = load_key(SOLUTIONS, SLUG)
+        v = get_set(SLUG).variant(student)
+        floor = _answer(_solution("FloorPolicy"), FLOOR=v.floor)
+        aging = _answer(_solution("AgingPolicy"), AGING_S=v.aging_s)
+        for q, answer in (("q1", {"q1_policy": floor}), ("q2", {"q2_policy": aging})):
+            checks = getattr(key, q)(answer, v)
+            assert checks and all(c.ok for c in checks), [c.message for c in checks]
+
+    @needs_key
+    def test_the_other_rule_earns_nothing(self):
+        key = load_key(SOLUTIONS, SLUG)
+        v = get_set(SLUG).variant("")
+        aging_as_floor = _answer(_solution("AgingPolicy"), AGING_S=v.aging_s)
+        assert not any(c.ok for c in key.q1({"q1_policy": aging_as_floor}, v))
+
+
+# --- hostile policies ---------------------------------------------------------------------
+
+HOSTILE = {
+    "reads the answer key": f"""
+        SECRET = open({str(SOLUTIONS / SLUG / 'key.py')!r}).read()
+        def f(obs):
+            return Decision()
+    """,
+    "reads the judge's memory": """
+        import os
+        def f(obs):
+            with open(f"/proc/{os.getppid()}/mem", "rb") as mem:
+                mem.read(4096)
+            return Decision()
+    """,
+    "lists the judge's folders": """
+        import os
+        def f(obs):
+            os.listdir("/")
+            return Decision()
+    """,
+    "sleeps": """
+        import time
+        def f(obs):
+            if obs.t == 5:
+                time.sleep(3)
+            return Decision()
+    """,
+    "spins in its first decision": """
+        def f(obs):
+            while True:
+                pass
+    """,
+    "writes to the pipe out of turn": """
+        import os
+        def f(obs):
+            for fd in range(3, 12):
+                try:
+                    os.write(fd, f"[{obs.t}, [], []]\\n".encode())
+                except OSError:
+                    pass
+            return Decision()
+    """,
+    "floods the pipe": """
+        def f(obs):
+            return Decision(start=list(range(10**5)))
+    """,
+    "answers garbage": """
+        def f(obs):
+            return "start everything"
+    """,
+    "answers a generator": """
+        def f(obs):
+            return Decision(start=(r.id for r in obs.waiting))
+    """,
+    "answers ids that are not integers": """
+        def f(obs):
+            return Decision(start=[float("nan")] if obs.waiting else [])
+    """,
+    "starts jobs that are not waiting": """
+        def f(obs):
+            return Decision(start=[j.id for j in obs.running][:1] or [10**9])
+    """,
+    "evicts an interactive request": """
+        def f(obs):
+            return Decision(evict=[j.id for j in obs.running if j.kind == "interactive"][:1],
+                            start=[r.id for r in obs.waiting][: obs.free])
+    """,
+    "starts a process": """
+        import os
+        def f(obs):
+            os.system("sleep 100 &")
+            return Decision()
+    """,
+    "imports the built-in policies": """
+        from lanes.pool.schedulers import Priority
+        policy = Priority(preempts=True)
+    """,
+    "eats memory": """
+        HOARD = bytearray(4 << 30)
+        def f(obs):
+            return Decision()
+    """,
+    "starts a thread": """
+        import threading
+        def f(obs):
+            threading.Thread(target=lambda: None).start()
+            return Decision()
+    """,
+    "exits": """
+        import os
+        def f(obs):
+            os._exit(0)
+    """,
+}
+
+
+#: What the verdict's reason says for some of them.
+REASONS = {
+    "sleeps": "took too long",
+    "spins in its first decision": "took too long",
+    "writes to the pipe out of turn": "out of turn",
+    "floods the pipe": "flooded",
+    "answers garbage": "'decision-type'",
+    "answers a generator": "'decision-type'",
+    "answers ids that are not integers": "'decision-type'",
+    "starts jobs that are not waiting": "'start-queued'",
+    "evicts an interactive request": "'evict-batch-only'",
+    "imports the built-in policies": "could not be loaded",
+}
+
+
+class TestHostile:
+    @pytest.mark.parametrize("name", list(HOSTILE))
+    def test_is_refused_and_leaves_nothing_behind(self, name):
+        before = _leftovers()
+        verdict = _judge(HOSTILE[name])
+        assert not verdict.ok and verdict.row is None and verdict.reason
+        assert REASONS.get(name, "") in verdict.reason
+        assert _leftovers() == before
+        assert verdict.elapsed_s < FAST.startup_s + 5
+
+    def test_no_policy_text_reaches_the_verdict(self):
+        verdict = _judge("""
+            class Leak(Exception):
+                pass
+            def f(obs):
+                raise Leak("arrivals so far: " + str([r.arrival for r in obs.waiting]))
+        """)
+        assert not verdict.ok and "arrivals" not in verdict.reason and "Leak" not in verdict.reason
+
+    def test_cannot_learn_the_hidden_seed(self):
+        secret = 0x5EED_0FAB_16DA_7777
+        day = DAY.with_(seed=secret)
+        # If it found the seed anywhere it can look, it would say so by starting a job that
+        # is not waiting; failing that it brute-forces small seeds against the backlog it is
+        # shown, and takes far longer than a decision may.
+        verdict = _judge(f"""
+            import os, sys, random
+            def f(obs):
+                places = [repr(sys.argv), repr(dict(os.environ)), repr(sys.orig_argv)]
+                for path in ("/proc/self/cmdline", "/proc/self/environ", "/proc/1/cmdline"):
+                    try:
+                        places.append(open(path).read())
+                    except Exception:
+                        pass
+                if any(str({secret}) in p or hex({secret}) in p for p in places):
+                    return Decision(start=[10**9])
+                sizes = [j.remaining_s for j in obs.batch_queue[:20]]
+                for seed in range(10**7):
+                    rng = random.Random(seed)
+                    if [rng.randint(1, 600) for _ in range(3)] == sizes[:3]:
+                        break
+                return Decision()
+        """, scenario=day)
+        assert not verdict.ok and verdict.reason == "the policy took too long at t=0"
+
+    @needs_key
+    def test_hostile_answers_score_zero_through_the_key(self):
+        key = load_key(SOLUTIONS, SLUG)
+        v = get_set(SLUG).variant("bob")
+        for name in ("reads the answer key", "floods the pipe"):
+            source = "from lanes.pool.protocol import Decision\n" + textwrap.dedent(HOSTILE[name])
+            checks = key.q1({"q1_policy": source.splitlines()}, v)
+            assert not any(c.ok for c in checks), name
+
+
+class TestWithoutTheSandbox:
+    """Where bwrap is missing the judge falls back to a plain child under rlimits and its audit hook."""
+
+    @pytest.fixture(autouse=True)
+    def plain(self, monkeypatch):
+        monkeypatch.setattr(online, "launch", lambda job, limits: online._Plain(job, limits))
+
+    def test_honest_still_equals_the_engine(self):
+        verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), DAY, limits=FAST)
+        assert verdict.ok and verdict.row == {**lanes.simulate(DAY, "priority").row(), "policy": "policy"}
+
+    @pytest.mark.parametrize("name", ["reads the answer key", "reads the judge's memory", "starts a process",
+                                      "sleeps", "imports the built-in policies"])
+    def test_hostile_still_refused(self, name):
+        before = _leftovers()
+        verdict = _judge(HOSTILE[name])
+        assert not verdict.ok and REASONS.get(name, "") in verdict.reason
+        assert _leftovers() == before
