@@ -307,9 +307,11 @@ class Box:
         More folders or files to show read-only at the same path (none by default).
     cgroups : bool
         Try a cgroup per job (default); ``False`` uses rlimits only.
+    prefix : str
+        Name prefix of the run's folder in the temp directory (``lanes-box-`` by default).
     """
 
-    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True):
+    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True, prefix: str = "lanes-box-"):
         global _cgroup_note
         if not sys.platform.startswith("linux"):
             raise SandboxError("the grading box needs Linux (bubblewrap and namespaces)")
@@ -318,7 +320,7 @@ class Box:
         self.hide = [_real(p) for p in hide if os.path.exists(p)]
         self.extra_ro = [_real(p) for p in extra_ro if os.path.exists(p)]
         self._uids: set[int] = set()
-        self.base = pathlib.Path(tempfile.mkdtemp(prefix="lanes-box-"))
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
         self.cgroup: pathlib.Path | None = None
         try:
             os.chmod(self.base, 0o711)
