@@ -103,9 +103,8 @@ class Limits:
 
 def bwrap_path() -> str:
     """The ``bwrap`` program (``$LANES_BWRAP``, else on ``PATH``); :class:`SandboxError` if missing."""
-    found = os.environ.get("LANES_BWRAP") or shutil.which("bwrap") or (
-        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
-    if not found:
+    found = os.environ.get("LANES_BWRAP") or shutil.which("bwrap") or "/usr/bin/bwrap"
+    if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise SandboxError("the grading box needs bubblewrap: install Debian's package 'bubblewrap' "
                            "(apt-get install -y bubblewrap) or set LANES_BWRAP to a bwrap binary")
     return found
