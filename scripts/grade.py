@@ -43,6 +43,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+try:  # what reads the notebooks: the grading extra (pip install -e ".[grading]")
+    import nbformat  # noqa: E402,F401
+except ImportError:
+    sys.exit("grade.py: grading needs nbformat and IPython: pip install -e \".[grading]\" (or -r requirements.txt)")
+
 from lanes.exercises import classroom, sandbox  # noqa: E402
 from lanes.exercises import variants  # noqa: E402
 
