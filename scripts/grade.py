@@ -93,9 +93,12 @@ def cmd_tokens(argv: list[str]) -> int:
     except (OSError, ValueError) as e:
         print(f"grade.py tokens: {e}", file=sys.stderr)
         return 2
-    print("login,name,STUDENT")
+    import csv
+
+    out = csv.writer(sys.stdout)
+    out.writerow(["login", "name", "STUDENT"])
     for login in sorted(roster.names):
-        print(f"{login},{classroom._safe_cell(roster.names[login])},{variants.student_token(login, secret)}")
+        out.writerow([login, classroom._safe_cell(roster.names[login]), variants.student_token(login, secret)])
     return 0
 
 
