@@ -83,8 +83,6 @@ def test_an_nbformat_3_notebook_is_converted(tmp_path):
 @pytest.mark.parametrize("meta", [{"lanes": "a string"}, {"lanes": {"set": [SLUG]}}, {"lanes": 3},
                                   {"otter": {"assignment_name": {"x": 1}}}])
 def test_metadata_of_the_wrong_type_is_ignored_and_the_file_name_decides(tmp_path, meta):
-    import nbformat
-
     p = tmp_path / f"{SLUG}.ipynb"
     p.write_text(_nb_json(**meta))
     nb, _, why = classroom.read_notebook(p)
