@@ -43,6 +43,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+try:  # what reads the notebooks: the grading extra (pip install -e ".[grading]")
+    import nbformat  # noqa: E402,F401
+except ImportError:
+    sys.exit("grade.py: grading needs nbformat and IPython: pip install -e \".[grading]\" (or -r requirements.txt)")
+
 from lanes.exercises import classroom, sandbox  # noqa: E402
 from lanes.exercises import variants  # noqa: E402
 
@@ -88,9 +93,12 @@ def cmd_tokens(argv: list[str]) -> int:
     except (OSError, ValueError) as e:
         print(f"grade.py tokens: {e}", file=sys.stderr)
         return 2
-    print("login,name,STUDENT")
+    import csv
+
+    out = csv.writer(sys.stdout)
+    out.writerow(["login", "name", "STUDENT"])
     for login in sorted(roster.names):
-        print(f"{login},{classroom._safe_cell(roster.names[login])},{variants.student_token(login, secret)}")
+        out.writerow([login, classroom._safe_cell(roster.names[login]), variants.student_token(login, secret)])
     return 0
 
 
@@ -157,7 +165,23 @@ def print_report(subs, rep: dict) -> None:
           f"student(s); pass mark {rep['pass_mark']:.0%}: {'PASS' if rep['passed'] else 'FAIL'}")
 
 
+class UsageError(Exception):
+    """A bad argument: one line on stderr, exit status 2."""
+
+
+def _usage(msg: str):
+    raise UsageError(msg)
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except UsageError as e:
+        print(f"grade.py: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     sub = {"init": cmd_init, "tokens": cmd_tokens, "merge": cmd_merge}
     if argv and argv[0] in sub:
@@ -182,14 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--forms-only", action="store_true", help="practice feedback: answer forms only, no keys")
     args = ap.parse_args(argv)
     if not 0 <= args.pass_mark <= 1:
-        ap.error(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
+        _usage(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
     for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs"):
         if getattr(args, name) <= 0:
-            ap.error(f"--{name.replace('_', '-')} must be > 0 (got {getattr(args, name)})")
+            _usage(f"--{name.replace('_', '-')} must be > 0 (got {getattr(args, name)})")
     paths = args.paths or [EXERCISES]
     missing = [str(p) for p in paths if not os.path.lexists(p)]
     if missing:
-        ap.error(f"no such file or folder: {', '.join(missing)}")
+        _usage(f"no such file or folder: {', '.join(missing)}")
     roster = secret = None
     try:
         if args.student is not None:
@@ -199,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.forms_only:
             secret = _load_secret(_secret_path(args.secret))
     except (OSError, ValueError) as e:
-        ap.error(str(e))
+        _usage(str(e))
     t0 = time.monotonic()
     limits = sandbox.Limits(timeout_s=args.timeout, cpu_s=args.cpu_limit, memory_mb=args.memory_mb,
                             nproc=args.max_procs)
@@ -213,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grade.py: {e}", file=sys.stderr)
         return 2
     if not subs and args.shard == (1, 1):
-        ap.error(f"no notebooks found under {', '.join(map(str, paths))}")
+        _usage(f"no notebooks found under {', '.join(map(str, paths))}")
     extra = {"timeout_s": args.timeout, "seconds": round(time.monotonic() - t0, 1)}
     if args.forms_only:
         problems = sum((s.status != classroom.GRADED) + sum(not q.form_ok for q in s.questions) for s in subs)

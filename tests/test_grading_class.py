@@ -10,6 +10,7 @@ process, no SysV IPC object, nothing new in ``/tmp``, ``/var/tmp``, ``/dev/shm``
 from __future__ import annotations
 
 import csv
+import atexit
 import importlib.util
 import json
 import os
@@ -30,7 +31,11 @@ GRADE = ROOT / "scripts" / "grade.py"
 SLUG = "01_slots_and_littles_law"
 MASTER = ROOT / "solutions" / SLUG / f"{SLUG}.ipynb"
 MARK = f"lanes-class-{os.getpid()}"
-ENV = {**os.environ, "LANES_TEST_SECRET": "1"}
+#: The grader's own temp folder (its boxes' folders go there): it must be empty after each run.
+GRADER_TMP = tempfile.mkdtemp(prefix="lanes-class-tmp-")
+os.chmod(GRADER_TMP, 0o711)
+atexit.register(shutil.rmtree, GRADER_TMP, True)
+ENV = {**os.environ, "LANES_TEST_SECRET": "1", "TMPDIR": GRADER_TMP}
 SECRET_BYTES = f"TOPSECRET-{os.getpid()}"
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
@@ -158,6 +163,8 @@ def _run(args: list, python: str = sys.executable) -> tuple:
                           env=ENV)
     after, ipc_after = _scratch(), _ipc()
     new = {d: after[d] - before[d] for d in SCRATCH if after[d] - before[d]}
+    if os.listdir(GRADER_TMP):
+        new[GRADER_TMP] = set(os.listdir(GRADER_TMP))
     new_ipc = {k: [x for x in ipc_after[k] if x not in ipc[k]] for k in ipc if set(ipc_after[k]) - set(ipc[k])}
     return proc, new, new_ipc, _marked()
 

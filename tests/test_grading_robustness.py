@@ -9,6 +9,7 @@ temp directory and no process behind.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -40,7 +41,11 @@ def _assign_module():
     return mod
 
 
-ENV = {**os.environ, "LANES_TEST_SECRET": "1"}
+#: The grader's own temp folder: other programs on the machine may use /tmp meanwhile.
+GRADER_TMP = tempfile.mkdtemp(prefix="lanes-robustness-tmp-")
+os.chmod(GRADER_TMP, 0o711)
+atexit.register(shutil.rmtree, GRADER_TMP, True)
+ENV = {**os.environ, "LANES_TEST_SECRET": "1", "TMPDIR": GRADER_TMP}
 
 
 def token(login: str) -> str:
@@ -176,7 +181,7 @@ def _grade(paths, report, *extra, timeout=300):
 
 
 def _temp_entries() -> set[str]:
-    return {e for e in os.listdir(tempfile.gettempdir()) if e.startswith(("lanes-grade", "lanes-box")) or MARK in e}
+    return set(os.listdir(GRADER_TMP)) | {e for e in os.listdir(tempfile.gettempdir()) if MARK in e}
 
 
 def _marked_pids() -> dict[int, str]:

@@ -10,6 +10,8 @@ import csv
 import json
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -81,8 +83,6 @@ def test_an_nbformat_3_notebook_is_converted(tmp_path):
 @pytest.mark.parametrize("meta", [{"lanes": "a string"}, {"lanes": {"set": [SLUG]}}, {"lanes": 3},
                                   {"otter": {"assignment_name": {"x": 1}}}])
 def test_metadata_of_the_wrong_type_is_ignored_and_the_file_name_decides(tmp_path, meta):
-    import nbformat
-
     p = tmp_path / f"{SLUG}.ipynb"
     p.write_text(_nb_json(**meta))
     nb, _, why = classroom.read_notebook(p)
@@ -217,3 +217,45 @@ def test_options_are_shuffled_per_variant_and_judged_by_their_text():
 def test_options_must_belong_to_a_choice_answer():
     with pytest.raises(ValueError, match="options"):
         SetSpec("99_bad", (Question("q1", 1, {"q1_x": Float()}),), options={"q1_x": ("a", "b")})
+
+
+# --------------------------------------------------------------------------- the command's edges
+
+GRADE = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "grade.py"
+
+
+def _grade(*args, **env):
+    full = {k: v for k, v in os.environ.items() if k != "LANES_TEST_SECRET"}
+    return subprocess.run([sys.executable, str(GRADE), *map(str, args)], capture_output=True, text=True,
+                          timeout=120, env={**full, **env})
+
+
+def test_init_writes_a_private_secret_once_and_grading_needs_one(tmp_path):
+    secret = tmp_path / "course-secret"
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / f"{SLUG}.ipynb").write_text(_nb_json())
+    proc = _grade(tmp_path / "alice", "--secret", secret, "--json", tmp_path / "r.json")
+    assert proc.returncode == 2 and "grade.py init" in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2
+    assert _grade("init", "--secret", secret).returncode == 0
+    assert oct(secret.stat().st_mode & 0o777) == "0o600" and len(secret.read_text().strip()) == 64
+    again = _grade("init", "--secret", secret)
+    assert again.returncode == 2 and "--force" in again.stderr
+    secret.write_text(TEST_SECRET)
+    proc = _grade(tmp_path / "alice", "--secret", secret, "--json", tmp_path / "r.json")
+    assert proc.returncode == 2 and "test suite's public secret" in proc.stderr
+
+
+def test_without_bubblewrap_the_grader_stops_with_one_line(tmp_path):
+    (tmp_path / "alice").mkdir()
+    nb = tmp_path / "alice" / f"{SLUG}.ipynb"
+    nb.write_text(_nb_json())
+    proc = _grade(tmp_path, "--json", tmp_path / "r.json", "--quiet", LANES_BWRAP="/nonexistent/bwrap",
+                  LANES_TEST_SECRET="1")
+    assert proc.returncode == 2 and "bubblewrap" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_merge_refuses_a_missing_shard(tmp_path):
+    rep = {"pass_mark": 0.5, "sandbox": "-", "shard": "1/2", "submissions": []}
+    (tmp_path / "a.json").write_text(json.dumps(rep))
+    proc = _grade("merge", tmp_path / "a.json", "--json", tmp_path / "m.json")
+    assert proc.returncode == 2 and "exactly once" in proc.stderr

@@ -494,7 +494,7 @@ def _mark_counted(subs: list[Submission], forms_only: bool) -> None:
 
 
 def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progress) -> str:
-    box = sandbox.Box(hide=hide)
+    box = sandbox.Box(hide=hide, prefix="lanes-grade-")
     warn = sandbox.cgroup_warning()
     if warn:
         print(warn, file=sys.stderr)

@@ -103,9 +103,8 @@ class Limits:
 
 def bwrap_path() -> str:
     """The ``bwrap`` program (``$LANES_BWRAP``, else on ``PATH``); :class:`SandboxError` if missing."""
-    found = os.environ.get("LANES_BWRAP") or shutil.which("bwrap") or (
-        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
-    if not found:
+    found = os.environ.get("LANES_BWRAP") or shutil.which("bwrap") or "/usr/bin/bwrap"
+    if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise SandboxError("the grading box needs bubblewrap: install Debian's package 'bubblewrap' "
                            "(apt-get install -y bubblewrap) or set LANES_BWRAP to a bwrap binary")
     return found
@@ -307,9 +306,11 @@ class Box:
         More folders or files to show read-only at the same path (none by default).
     cgroups : bool
         Try a cgroup per job (default); ``False`` uses rlimits only.
+    prefix : str
+        Name prefix of the run's folder in the temp directory (``lanes-box-`` by default).
     """
 
-    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True):
+    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True, prefix: str = "lanes-box-"):
         global _cgroup_note
         if not sys.platform.startswith("linux"):
             raise SandboxError("the grading box needs Linux (bubblewrap and namespaces)")
@@ -318,7 +319,7 @@ class Box:
         self.hide = [_real(p) for p in hide if os.path.exists(p)]
         self.extra_ro = [_real(p) for p in extra_ro if os.path.exists(p)]
         self._uids: set[int] = set()
-        self.base = pathlib.Path(tempfile.mkdtemp(prefix="lanes-box-"))
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
         self.cgroup: pathlib.Path | None = None
         try:
             os.chmod(self.base, 0o711)
