@@ -103,8 +103,18 @@ class _Words:
         self.more(n)
 
     def more(self, n: int) -> None:
-        """Draw ``n`` more words from the generator."""
-        chunk = self.rng.getrandbits(32 * n).to_bytes(4 * n, "little")
+        """Draw ``n`` more words from the generator.
+
+        In pieces of at most ``_WORDS_PER_CALL`` words: ``getrandbits`` takes a
+        C int of bits, which overflows past about 67 million words.  Successive
+        calls continue the same stream, so the words are the same either way.
+        """
+        pieces = []
+        while n > 0:
+            m = min(n, _WORDS_PER_CALL)
+            pieces.append(self.rng.getrandbits(32 * m).to_bytes(4 * m, "little"))
+            n -= m
+        chunk = b"".join(pieces)
         self.raw = self.raw + chunk if self.raw else chunk
         # A view of the bytes as 32-bit words: no copy where the machine is little-endian.
         self.words = memoryview(self.raw).cast("I") if _NATIVE_WORDS else _unpack(self.raw)
@@ -157,6 +167,33 @@ class _Skips(dict):
 
 _skip = _Skips()
 
+#: Most words one ``getrandbits`` call draws (2**30 bits, well inside a C int).
+_WORDS_PER_CALL = 1 << 25
+
+
+def _after(ok: bytes, start: int, k: int) -> int:
+    """The position just after the k-th accepted word at or after ``start`` (k >= 1).
+
+    Same answer as ``_skip[k](ok, start).end()``, found by bisecting on
+    ``bytes.count`` so that a backlog of millions needs no regex state per job.
+    Raises ``LookupError`` when fewer than k words are accepted.
+    """
+    if k <= 64:
+        m = _skip[k](ok, start)
+        if m is None:
+            raise LookupError(k)
+        return m.end()
+    lo, hi = start, len(ok)
+    if ok.count(1, start, hi) < k:
+        raise LookupError(k)
+    while lo < hi:  # smallest end with k accepted words in ok[start:end]
+        mid = (lo + hi) // 2
+        if ok.count(1, start, mid) >= k:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
 
 def _draw_with_words(
     rng: random.Random,
@@ -182,7 +219,7 @@ def _draw_with_words(
             break
         words.more(for_backlog)
         for_backlog *= 2
-    p = _skip[n_backlog](ok, 0).end() if n_backlog else 0
+    p = _after(ok, 0, n_backlog) if n_backlog else 0
     backlog = list(values[:n_backlog])
 
     # The ticks.  From word p on, ``ok[i]`` says whether word p + i would be
