@@ -21,6 +21,7 @@ from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
 from typing import Callable, Iterable
 
+from .. import _checks
 from .scenario import Scenario
 
 
@@ -30,11 +31,14 @@ def rate_curve(scenario: Scenario) -> list[float]:
     A raised cosine over the simulated window: ``trough_rate`` at t = 0,
     ``peak_rate`` halfway through, back to the trough at the end.
     """
+    _checks.instance("scenario", scenario, Scenario)
     return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks)
 
 
 def rate_per_s(scenario: Scenario, t: float) -> float:
     """The scenario's interactive arrival rate at time ``t`` seconds, in requests per second."""
+    _checks.instance("scenario", scenario, Scenario)
+    t = _checks.number("t", t)
     return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks, (t,))[0]
 
 
@@ -56,6 +60,11 @@ def poisson_count(lam: float, u: float) -> int:
     Adds the probability mass term by term, from k = 0, until the running
     total reaches ``u``.
     """
+    return _poisson_count(_checks.number("lam", lam, lo=0), _checks.number("u", u, lo=0, hi=1))
+
+
+def _poisson_count(lam: float, u: float) -> int:
+    """:func:`poisson_count` without the checks, for the drawing loops."""
     term = cum = _exp(-lam)
     if u <= cum:
         return 0
@@ -248,7 +257,7 @@ def _draw_with_words(
                 term *= lam / k
                 cum += term
         else:  # so close to 1 that rounding may stop the sum short of u
-            k = poisson_count(lam, u)
+            k = _poisson_count(lam, u)
         counts.append(k)
         if k:  # k service times: the next k accepted words
             skip = _skip[k]
@@ -282,7 +291,7 @@ def _draw_with_calls(
     counts: list[int] = []
     service: list[int] = []
     for lam in rates:
-        k = poisson_count(lam, uniform())
+        k = _poisson_count(lam, uniform())
         counts.append(k)
         service += [randint(*inter_service_s) for _ in range(k)]
     return backlog, counts, service
@@ -376,6 +385,7 @@ def draw_stream(scenario: Scenario) -> ArrivalStream:
     policy; the last few streams are kept, so an explorer that moves one of
     those knobs re-uses its draws.
     """
+    _checks.instance("scenario", scenario, Scenario)
     return _draw(
         scenario.seed,
         scenario.ticks,
