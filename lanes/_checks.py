@@ -191,6 +191,11 @@ def sequence(
     return items
 
 
+def items(value: object) -> list[Any] | None:
+    """The items of a list, tuple, range, 1-d array or finite iterable; ``None`` for anything else."""
+    return _items(value)
+
+
 def _items(value: object) -> list[Any] | None:
     if value is None or isinstance(value, (str, bytes, bytearray, Mapping)) or _is_number(value):
         return None

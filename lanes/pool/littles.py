@@ -212,7 +212,7 @@ def batch_trickle_interval_s(mean_batch_s: float, batch_slots: int) -> float:
         Seconds between batch completions.
     """
     mean_batch_s = _positive("mean_batch_s", mean_batch_s, allow_zero=False)
-    batch_slots = _checks.integer("batch_slots", batch_slots, lo=1)
+    batch_slots = _positive("batch_slots", batch_slots, allow_zero=False)
     return mean_batch_s / batch_slots
 
 
