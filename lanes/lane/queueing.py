@@ -260,7 +260,7 @@ def rho_limit(
     if runs * per_run > MAX_TOTAL_REQUESTS:
         raise ValueError(
             f"step must leave at most {MAX_TOTAL_REQUESTS} simulated requests in all, 1/step x (requests + warmup) "
-            f"(got step={st!r}: {runs} runs of {per_run})"
+            f"(got step={st!r}: {_checks.show(runs)} runs of {per_run})"
         )
     best = 0.0
     k = 1
