@@ -22,6 +22,9 @@ from typing import Any
 
 #: Longest text of a rejected value quoted in a message; longer ones are cut.
 SHOW_CHARS = 60
+#: Size from which :func:`integer` refuses an int with no upper bound: far past
+#: any count a model takes, and well inside float range.
+MAX_INT = 2**64
 
 
 def show(value: object) -> str:
@@ -29,7 +32,10 @@ def show(value: object) -> str:
     if isinstance(value, bool) or value is None:
         text = repr(value)
     elif isinstance(value, Integral) and not isinstance(value, bool):
-        text = str(int(value))
+        value = int(value)
+        if value.bit_length() > 13_000:  # past what str() converts (4,300 digits): count, do not print
+            return f"{'-' if value < 0 else ''}an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+        text = str(value)
         if len(text) > SHOW_CHARS:
             return f"{text[:12]}... ({len(text.lstrip('-'))} digits)"
         return text
@@ -50,7 +56,7 @@ _show = show  # the old private name, still used by a few modules
 def bound(value: float | int) -> str:
     """A bound printed exactly: whole numbers without a decimal point or exponent."""
     if isinstance(value, Integral):
-        return str(int(value))
+        return show(value)
     v = float(value)
     if v.is_integer() and abs(v) < 1e16:
         return str(int(v))
@@ -72,11 +78,15 @@ def integer(
     hi: int | None = None,
     lo_name: str | None = None,
     hi_name: str | None = None,
+    big: bool = False,
 ) -> int:
     """Return ``value`` as an int within ``[lo, hi]`` (either bound optional).
 
     A float with a whole value (``32.0``) is accepted as that integer.  When a
     bound comes from another parameter, ``lo_name``/``hi_name`` name it.
+    Without ``hi``, an int of :data:`MAX_INT` or more in size is refused (it
+    would overflow the float arithmetic every model does) unless ``big`` (for
+    seeds, which ``random.Random`` takes at any size).
     """
     rule = _rule("an integer", lo, hi, lo_name=lo_name, hi_name=hi_name)
     if not _is_number(value):
@@ -89,6 +99,8 @@ def integer(
     value = int(value)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ValueError(f"{name} must be {rule} (got {show(value)}{_others(lo, hi, lo_name, hi_name)})")
+    if hi is None and not big and abs(value) >= MAX_INT:
+        raise ValueError(f"{name} must be {rule} and below 2**64 in size (got {show(value)})")
     return value
 
 
@@ -249,7 +261,7 @@ def limit(name: str, value: float, most: float, *, why: str = "") -> None:
 
 def _others(lo, hi, lo_name, hi_name) -> str:
     """``, block_tokens=16``: the values of the parameters a relative rule names."""
-    parts = [f"{n}={bound(v)}" for n, v in ((lo_name, lo), (hi_name, hi)) if n is not None and v is not None]
+    parts = [f"{n}={show(v) if isinstance(v, Integral) else bound(v)}" for n, v in ((lo_name, lo), (hi_name, hi)) if n is not None and v is not None]
     return "".join(f", {p}" for p in parts)
 
 

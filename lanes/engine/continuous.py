@@ -172,13 +172,13 @@ class BatchingScenario:
         object.__setattr__(self, "output_tokens", _checks.int_range("output_tokens", self.output_tokens, lo=1))
         object.__setattr__(self, "prompt_tokens", _checks.integer("prompt_tokens", self.prompt_tokens, lo=0))
         object.__setattr__(self, "mfu", _checks.number("mfu", self.mfu, lo=0, hi=1, lo_open=True))
-        object.__setattr__(self, "seed", _checks.integer("seed", self.seed))
+        object.__setattr__(self, "seed", _checks.integer("seed", self.seed, big=True))
         _resolve(self.model, self.hardware)
         most = self.requests * self.output_tokens[1]
         if most > MAX_DECODED_TOKENS:
             raise ValueError(
                 f"requests x output_tokens hi must be at most {MAX_DECODED_TOKENS} decoded tokens "
-                f"(got {_checks.show(most)}: requests={self.requests}, output_tokens={self.output_tokens})"
+                f"(got {_checks.show(most)}: requests={_checks.show(self.requests)}, output_tokens={self.output_tokens})"
             )
 
     def lengths(self) -> tuple[int, ...]:

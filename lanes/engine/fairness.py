@@ -53,7 +53,7 @@ class Tenant:
 MAX_ADMISSIONS = 1_000_000
 
 
-def admissions_needed(costs: Sequence[float], capacity: float, policy: str) -> float:
+def _admissions_needed(costs: Sequence[float], capacity: float, policy: str) -> float:
     """About how many admissions :func:`schedule` makes before ``capacity`` is given out.
 
     Round-robin admits one request of each tenant per round, a round costing
@@ -159,7 +159,7 @@ def schedule(
     costs = [t.cost(input_weight=input_weight, output_weight=output_weight) for t in tenants]
     if not all(c > 0 for c in costs):
         raise ValueError("every tenant's request must cost > 0 weighted tokens (check input_weight and output_weight)")
-    needed = admissions_needed(costs, capacity, policy)
+    needed = _admissions_needed(costs, capacity, policy)
     if needed > MAX_ADMISSIONS:
         raise ValueError(
             f"capacity_weighted_tokens must leave at most {MAX_ADMISSIONS} admissions, each one recorded "

@@ -165,7 +165,7 @@ class KvScenario:
                 f"(got {self.chat_rate_per_s * self.seconds:.0f}: chat_rate_per_s={self.chat_rate_per_s!r}, "
                 f"seconds={self.seconds})"
             )
-        set_(self, "seed", _checks.integer("seed", self.seed))
+        set_(self, "seed", _checks.integer("seed", self.seed, big=True))
         _model(self.model)
         _hardware(self.hardware)
         for name in ("chat_tokens", "batch_tokens"):

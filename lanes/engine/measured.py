@@ -155,7 +155,8 @@ def load_records(path: str | Path | None = None) -> list[dict]:
     try:
         f = p.open("rb")
     except OSError as exc:
-        raise ValueError(f"path must name a readable step-timing file (got {_show(str(p))}: {exc.strerror})") from None
+        shown = str(p) if len(str(p)) <= 160 else "..." + str(p)[-157:]  # the tail holds the file name
+        raise ValueError(f"path must name a readable step-timing file (got {shown!r}: {exc.strerror})") from None
     with f:
         for number, raw in enumerate(f, start=1):
             where = f"{p.name} line {number}"
@@ -198,6 +199,12 @@ def _show(value: Any) -> str:
     from .._checks import show
 
     return show(value)
+
+
+def _check_step_model(step_model: Any) -> None:
+    from .. import _checks
+
+    _checks.instance("step_model", step_model, StepModel, none_ok=True)
 
 
 def _records(records: Iterable[dict] | str | Path | None) -> list[dict]:
@@ -449,6 +456,7 @@ def residuals(step_model: StepModel | None = None,
     ``step_model`` defaults to the stored :data:`~lanes.engine.calibration.H200_LLAMA_8B`
     when ``records`` is the shipped file, else to a fresh fit of ``records``.
     """
+    _check_step_model(step_model)
     recs = _records(records)
     if step_model is None:
         from .calibration import H200_LLAMA_8B
@@ -538,6 +546,10 @@ def swap_vs_recompute(records: Iterable[dict] | str | Path | None = None, *, con
         rate), ``recompute_s_per_token`` (a calibrated graph prefill of
         ``context_tokens``, per token) and ``recompute_over_swap``.
     """
+    _check_step_model(step_model)
+    from .. import _checks
+
+    context_tokens = _checks.integer("context_tokens", context_tokens, lo=1, hi=MAX_FIELD_VALUE)
     recs = _records(records)
     m = model_from_records(recs)
     if step_model is None:

@@ -168,7 +168,7 @@ class LaneScenario:
         object.__setattr__(self, "service_s", (lo, hi))
         object.__setattr__(self, "deadline_s", _checks.number("deadline_s", self.deadline_s, lo=0, lo_open=True))
         object.__setattr__(self, "duration_s", _checks.number("duration_s", self.duration_s, lo=0, lo_open=True))
-        object.__setattr__(self, "seed", _checks.integer("seed", self.seed))
+        object.__setattr__(self, "seed", _checks.integer("seed", self.seed, big=True))
         peak = sum(max(t.rate_per_s, t.surge_rate_per_s or 0.0) for t in tenants)
         if peak * self.duration_s > MAX_EXPECTED_REQUESTS:
             raise ValueError(

@@ -516,7 +516,7 @@ class BatchLaneScenario:
         object.__setattr__(self, "repeat_report_prob", _checks.number("repeat_report_prob", self.repeat_report_prob, lo=0, hi=1))
         object.__setattr__(self, "lease_h", _checks.number("lease_h", self.lease_h, lo=0, lo_open=True))
         object.__setattr__(self, "safety", _checks.number("safety", self.safety, lo=0, hi=1, lo_open=True))
-        object.__setattr__(self, "seed", _checks.integer("seed", self.seed))
+        object.__setattr__(self, "seed", _checks.integer("seed", self.seed, big=True))
 
     def capacity_at(self, hour: int) -> float:
         """In-house items per hour during hour ``hour`` after submission."""

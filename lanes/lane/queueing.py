@@ -173,7 +173,7 @@ def simulate_queue(
     mean_tokens = _checks.integer("mean_prompt_tokens", mean_prompt_tokens, lo=1)
     n = _checks.integer("requests", requests, lo=100, hi=MAX_REQUESTS)
     w = _checks.integer("warmup", warmup, lo=0, hi=MAX_REQUESTS)
-    seed = _checks.integer("seed", seed)
+    seed = _checks.integer("seed", seed, big=True)
     if kind == "prefill" and not callable(prefill_s):
         raise ValueError("prefill_s must be a function of prompt tokens giving seconds when service='prefill'")
 

@@ -11,6 +11,7 @@ import gc
 import marshal
 import os
 
+from .. import _checks
 from .arrivals import draw_stream
 from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
 from .results import PolicyTable
@@ -23,7 +24,7 @@ def int_arg(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
+        raise argparse.ArgumentTypeError(f"must be an integer (got {_checks.show(text)})") from None
 
 
 def float_arg(text: str) -> float:
@@ -31,7 +32,7 @@ def float_arg(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+        raise argparse.ArgumentTypeError(f"must be a number (got {_checks.show(text)})") from None
 
 
 def add_scenario_flags(p: argparse.ArgumentParser) -> None:
@@ -98,7 +99,7 @@ def _table(args: argparse.Namespace) -> int:
     for p in policies:
         p.check_fits(scenario.slots)
     if args.jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1 (got {args.jobs})")
+        raise ValueError(f"jobs must be an integer >= 1 (got {_checks.show(args.jobs)})")
     rows = table_rows(scenario, policies, jobs=args.jobs)
     if args.json:
         import json

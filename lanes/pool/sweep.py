@@ -248,7 +248,7 @@ def _check_metrics(metrics: Sequence[str]) -> tuple[str, ...]:
 
 def _check_seeds(seeds: Iterable[int]) -> list[int]:
     out = _checks.sequence("seeds", seeds, what="integers", min_len=1)
-    out = [_checks.integer("seeds", s) for s in out]
+    out = [_checks.integer("seeds", s, big=True) for s in out]
     if len(set(out)) != len(out):
         raise ValueError(f"seeds must not repeat (got {_checks.show(out)})")
     return out
