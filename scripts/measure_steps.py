@@ -13,6 +13,13 @@ Needs PyTorch with CUDA (not a dependency of ``lanes``)::
     python scripts/measure_steps.py --layers 16 --d 2048 --heads 16 --kv-heads 4 \\
         --ffn 8192 --vocab 32000 --out small.jsonl                # another shape
     python scripts/measure_steps.py --quick --out quick.jsonl     # a smaller grid
+    python scripts/measure_steps.py --large-batches --out big.jsonl   # + decode batches to 4,096
+    python scripts/measure_steps.py --only-large-batches --out check.jsonl  # those rows alone
+
+A file written with ``--only-large-batches`` has no prefill rows, so the
+loader refuses it as a fitting file; it is a held-out check instead: read its
+lines with ``json`` and pass the list to
+``lanes.engine.measured.residuals(H200_LLAMA_8B, records)``.
 
 The model is random BF16 weights in plain PyTorch: fused QKV and gate/up
 matrices, RMSNorm, RoPE, grouped-query attention through
@@ -37,6 +44,8 @@ LLAMA_8B = {"layers": 32, "d": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128
             "ffn": 14336, "vocab": 128256}
 DECODE_BATCHES = (1, 8, 16, 32, 64, 128, 256)
 DECODE_CONTEXTS = (512, 2048, 4096, 8192, 32768)
+LARGE_DECODE_BATCHES = (512, 1024, 2048, 4096)  # --large-batches: past the shipped grid
+LARGE_DECODE_CONTEXTS = (128, 256, 512)
 PREFILL_CHUNKS = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 PREFILL_WITH_PRIOR = ((2048, 512), (8192, 4096), (28672, 4096), (24576, 8192))  # (prior, chunk)
 
@@ -137,6 +146,24 @@ def decode_grid(shape: dict, memory_bytes: float, batches=DECODE_BATCHES, contex
     """The (batch, context) decode shapes that fit in memory and under ``max_kv_bytes`` of KV."""
     return [(b, c) for c in contexts for b in batches
             if fits_in_memory(b, c, shape, memory_bytes) and b * c * kv_bytes_per_token(shape) <= max_kv_bytes]
+
+
+def decode_plan(shape: dict, memory_bytes: float, *, quick: bool = False, large_batches: bool = False,
+                only_large: bool = False) -> list[tuple[int, int]]:
+    """Every (batch, context) decode row the script will time, in order.
+
+    The standard grid (``DECODE_BATCHES`` x ``DECODE_CONTEXTS``, the last
+    context dropped by ``quick``), then with ``large_batches`` the batches of
+    ``LARGE_DECODE_BATCHES`` at the short contexts of ``LARGE_DECODE_CONTEXTS``
+    (up to 4,096 sequences; shapes past memory or 70 GB of KV are left out,
+    as in :func:`decode_grid`).  ``only_large`` keeps the large rows alone.
+    """
+    contexts = DECODE_CONTEXTS[:-1] if quick else DECODE_CONTEXTS
+    plan = [] if only_large else decode_grid(shape, memory_bytes, contexts=contexts)
+    if large_batches or only_large:
+        plan += [bc for bc in decode_grid(shape, memory_bytes, batches=LARGE_DECODE_BATCHES,
+                                          contexts=LARGE_DECODE_CONTEXTS) if bc not in plan]
+    return plan
 
 
 # ---------------------------------------------------------------------------
@@ -299,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a smaller grid (contexts up to 8,192, chunks up to 8,192)")
     p.add_argument("--eager-batches", type=int, nargs="*", default=[1, 64],
                    help="decode batches (at 2,048 context) also timed without a CUDA graph")
+    p.add_argument("--large-batches", action="store_true",
+                   help="also time decode batches of 512 to 4,096 at 128 to 512 tokens of context "
+                        "(past the shipped grid; about a minute more on an H200)")
+    p.add_argument("--only-large-batches", action="store_true",
+                   help="time the ceilings and the large decode batches only (no links, prefill or ablation): "
+                        "a short check of the step model past its fitted range")
     args = p.parse_args(argv)
     shape = {k: getattr(args, k) for k in LLAMA_8B}
 
@@ -310,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     props = torch.cuda.get_device_properties(0)
     contexts = DECODE_CONTEXTS[:-1] if args.quick else DECODE_CONTEXTS
     chunks = [c for c in PREFILL_CHUNKS if not args.quick or c <= 8192]
+    only_large = args.only_large_batches
+    plan = decode_plan(shape, props.total_memory, quick=args.quick, large_batches=args.large_batches,
+                       only_large=only_large)
     records = [env_record(shape, torch_version=torch.__version__, gpu=props.name,
                           sms=props.multi_processor_count, memory_bytes=props.total_memory)]
     torch.manual_seed(0)
@@ -329,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     del m
     g = 2**30
     dev = torch.empty(g, dtype=torch.uint8, device="cuda")
-    for pinned in (True, False):
+    for pinned in () if only_large else (True, False):
         host = torch.empty(g, dtype=torch.uint8, pin_memory=pinned)
         emit(link_record("device to host", pinned, g, _torch_timer(torch, lambda: host.copy_(dev), 1, 5)))
         emit(link_record("host to device", pinned, g, _torch_timer(torch, lambda: dev.copy_(host), 1, 5)))
@@ -339,18 +375,20 @@ def main(argv: list[str] | None = None) -> int:
 
     max_tokens = max(max(contexts) + 2, max(chunks) + max(p for p, _ in PREFILL_WITH_PRIOR) + 2)
     model = _Model(torch, shape, max_tokens)
-    for bsz, ctx in decode_grid(shape, props.total_memory, contexts=contexts):
+    for bsz, ctx in plan:
         times = _torch_decode_times(torch, model, shape, bsz, ctx, args.decode_reps)
         eager = None
         if ctx == 2048 and bsz in args.eager_batches:
             eager = _torch_decode_times(torch, model, shape, bsz, ctx, args.decode_reps, graph=False)
         emit(decode_record(bsz, ctx, times, shape, eager))
+    if only_large:
+        chunks = []
     for c in chunks:
         emit(prefill_record(c, 0, _torch_prefill_times(torch, model, shape, c, 0, args.prefill_reps)))
-    for prior, c in PREFILL_WITH_PRIOR:
+    for prior, c in () if only_large else PREFILL_WITH_PRIOR:
         if not args.quick or prior + c <= 16384:
             emit(prefill_record(c, prior, _torch_prefill_times(torch, model, shape, c, prior, args.prefill_reps)))
-    for bsz in (1, 64):
+    for bsz in () if only_large else (1, 64):
         for attention in (True, False):
             for lm_head in (True, False):
                 times = _torch_decode_times(torch, model, shape, bsz, 2048, args.decode_reps,
@@ -359,8 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     x = torch.randn(1, shape["d"], device="cuda", dtype=torch.bfloat16)
     gus = [L["gu"] for L in model.layers]
     nbytes = sum(w.numel() * w.element_size() for w in gus)
-    emit(gemv_record(nbytes, _torch_timer(torch, lambda: [x @ w.T for w in gus], 3, args.decode_reps),
-                     shape["layers"]))
+    if not only_large:
+        emit(gemv_record(nbytes, _torch_timer(torch, lambda: [x @ w.T for w in gus], 3, args.decode_reps),
+                         shape["layers"]))
 
     with open(args.out, "w", encoding="utf-8") as f:
         for rec in records:

@@ -15,7 +15,13 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
 * no widget views in outputs: an explorer's output keeps only its text and
   HTML fallback ("Interactive explorer: run this cell ..."), since the model a
   view points at exists only in the kernel that drew it;
+* each ``execute_result`` numbered like its cell, as a fresh run numbers it;
 * one-space JSON indentation and a final newline, as JupyterLab writes.
+
+Before normalising, the prose of every markdown cell that carries a template
+(``metadata.lanes.prose``, see :mod:`lanes.prose`) is rendered again from the
+values the chapter glued, so the numbers in the text are the ones just computed.
+``--normalise-only`` renders from the values already stored in the file.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ def normalise(nb: dict) -> dict:
             cell["source"] = "".join(cell["source"])
         for out in cell.get("outputs", []):
             out.get("metadata", {}).pop("execution", None)
+            if out.get("output_type") == "execute_result" and cell.get("execution_count"):
+                out["execution_count"] = cell["execution_count"]
             data = out.get("data", {})
             # A widget view points at a model that lives only in the kernel that
             # drew it; no widget state is committed, so after a reopen it would
@@ -64,10 +72,18 @@ def dumps(nb: dict) -> str:
     return nbformat.writes(node) + "\n"
 
 
+def finish(nb: dict) -> dict:
+    """Render the prose templates from the glued values, then :func:`normalise`."""
+    from lanes import prose
+
+    prose.render_notebook(nb)
+    return normalise(nb)
+
+
 def normalise_file(path: Path) -> bool:
-    """Normalise one file in place; True when it changed."""
+    """Render and normalise one file in place; True when it changed."""
     before = path.read_text(encoding="utf-8")
-    after = dumps(normalise(json.loads(before)))
+    after = dumps(finish(json.loads(before)))
     if after != before:
         path.write_text(after, encoding="utf-8")
         return True
@@ -83,7 +99,7 @@ def execute_file(path: Path, timeout: int = 600) -> float:
     start = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
-    path.write_text(dumps(normalise(json.loads(nbformat.writes(nb)))), encoding="utf-8")
+    path.write_text(dumps(finish(json.loads(nbformat.writes(nb)))), encoding="utf-8")
     return time.perf_counter() - start
 
 

@@ -1,43 +1,36 @@
-"""Read the numbers a committed chapter glues into its prose (MyST-NB ``glue``).
+"""Read the numbers a committed chapter computes for its prose.
 
-The claims tests compute each claim with ``lanes`` and then check that the
-number the chapter's text shows is the one they computed, so the prose and the
-tests cannot drift apart.
+Chapters glue each number their text shows (``myst_nb.glue``) and keep the
+text as a template (``metadata.lanes.prose``) rendered from those values by
+``scripts/run_notebooks.py`` (see :mod:`lanes.prose`). The claims tests
+compute each claim with ``lanes`` and check it against these values, and
+``tests/test_prose.py`` checks the text is the template rendered from them,
+so the prose, the values and the tests cannot drift apart.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 from pathlib import Path
 
+from lanes import prose
+
 ROOT = Path(__file__).resolve().parents[1]
-_ROLE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
+
+
+def notebook(stem: str) -> dict:
+    return json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())
 
 
 def glued(stem: str) -> dict[str, object]:
     """Every glued value of ``notebooks/<stem>.ipynb``, by name, as Python values."""
-    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())
-    values: dict[str, object] = {}
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name is None:
-                continue
-            text = "".join(out["data"]["application/papermill.record/text/plain"])
-            try:
-                values[name] = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                raise AssertionError(
-                    f"{stem}: glued value {name!r} is {text!r}, which the book cannot format;"
-                    " glue plain int, float or str values (int(x), float(x))"
-                ) from None
-    return values
+    try:
+        return prose.glued_values(notebook(stem))
+    except ValueError as exc:
+        raise AssertionError(f"{stem}: {exc}") from None
 
 
 def referenced(stem: str) -> set[str]:
-    """Names the chapter's markdown refers to with ``{glue:text}``."""
-    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())
-    return {m for c in nb["cells"] if c["cell_type"] == "markdown"
-            for m in _ROLE.findall("".join(c["source"]))}
+    """Names the chapter's prose templates show (``{{name}}`` placeholders)."""
+    return {p.name for _, template, _ in prose.templated_cells(notebook(stem))
+            for p in prose.placeholders(template)}

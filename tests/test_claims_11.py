@@ -107,7 +107,7 @@ class TestWhereTheTimeGoes:
         gemv_s = MODEL.weight_bytes / FIT.weight_bytes_per_s
         assert weight_s < gemv_s < t[(1, False, False)]
         fixed = MODEL.layers * FIT.fixed_s_per_layer
-        assert t[(1, False, False)] < gemv_s + fixed < 1.15 * t[(1, False, False)]
+        assert t[(1, False, False)] < gemv_s + fixed < 1.2 * t[(1, False, False)]
 
     def test_eager_launch_is_several_times_the_graph_and_flat_in_batch(self):
         eager = {r["batch"]: (r["median_s"], r["eager_median_s"]) for r in RECORDS if "eager_median_s" in r}
@@ -123,6 +123,31 @@ class TestCalibration:
         assert 30e9 < FIT.kv_bytes_per_s_per_cta < 50e9
         assert 4e12 < FIT.kv_bytes_per_s < DATASHEET.hbm_bytes_per_s
 
+    def test_every_rate_is_physical(self):
+        c = measured.ceilings(RECORDS)
+        # the matmul rate is read off the ceiling row; attention stays below it
+        assert FIT.matmul_flops_per_s == c["matmul_flops_per_s"]
+        assert FIT.prior_attention_flops_per_s < FIT.chunk_attention_flops_per_s < c["matmul_flops_per_s"]
+        assert 1 < FIT.overlap_exponent < 8
+        # above the copy ceiling (reads and writes), below the datasheet: what same-batch row pairs show
+        assert c["copy_bytes_per_s"] < FIT.kv_bytes_per_s < DATASHEET.hbm_bytes_per_s
+        past = [r["bytes_per_s"] for r in measured.kv_read_rates(RECORDS)
+                if r["batch"] * MODEL.kv_heads >= FIT.kv_ctas_to_saturate]
+        assert min(past) < FIT.kv_bytes_per_s < max(past) < DATASHEET.hbm_bytes_per_s
+        assert statistics.median(past) > c["copy_bytes_per_s"]
+
+    def test_large_batches_are_extrapolated_from_the_prefill_rows(self):
+        r = FIT.measured_range
+        assert r.decode_batch[1] == max(x["batch"] for x in RECORDS if x["kind"] == "decode") == 256
+        for b, c in [(512, 128), (1024, 128), (2048, 128), (4096, 128), (1024, 512), (2048, 256)]:
+            assert FIT.outside_measured_range(MODEL, decode=(b, c))
+            p = FIT.breakdown(MODEL, decode=(b, c))
+            # the per-token terms dominate a large batch at short context
+            assert p["matmul_s"] + p["tokens_s"] > 0.5 * p["step_s"]
+        big = FIT.breakdown(MODEL, decode=(4096, 128))
+        pre = FIT.breakdown(MODEL, prefills=[(4096, 0)])
+        assert big["matmul_s"] == pre["matmul_s"] and big["tokens_s"] == pre["tokens_s"]
+
     def test_one_row_far_below_zero_and_crosses_near_dots(self):
         fitted = measured.residuals(FIT, RECORDS)
         loo = measured.leave_one_out(RECORDS)
@@ -132,7 +157,7 @@ class TestCalibration:
         used = [r for r in loo if r.in_fit]
         assert len(used) == 36
         assert statistics.median(abs(r.error) for r in used) < 0.03
-        assert max(abs(r.error) for r in used) < 0.11
+        assert max(abs(r.error) for r in used) < 0.10  # the bound the issue set
 
 
 class TestChains:
@@ -154,9 +179,9 @@ class TestChains:
         assert s["pinned"]["swap_s_per_token"] == pytest.approx(4.8e-6, rel=0.02)
         assert 30e-6 < s["pinned"]["recompute_s_per_token"] < 35e-6
         assert s["pageable"]["swap_s_per_token"] == pytest.approx(30e-6, rel=0.02)
-        card = chains.swap_vs_recompute(model=MODEL, hardware=DATASHEET)
+        rough = chains.swap_vs_recompute(model=MODEL, hardware=DATASHEET)
         assert s["pinned"]["recompute_over_swap"] == pytest.approx(
-            card.recompute_s_per_token / card.swap_s_per_token, rel=0.05)
+            rough.recompute_s_per_token / rough.swap_s_per_token, rel=0.05)
         assert 0.9 < s["pageable"]["recompute_over_swap"] < 1.2
         assert links["pageable_back"] < links["pageable_out"] < links["pinned_out"]
         assert s["pinned"]["recompute_s_per_token"] == pytest.approx(
@@ -190,6 +215,8 @@ class TestGluedNumbers:
         assert text["ratio_64"] == pytest.approx(ratio(decode_row(64, 2048)))
         plain = [abs(r["roofline_s"] / r["measured_s"] - 1) for r in PREFILL if r["prior"] == 0 and r["chunk"] >= 1024]
         assert text["prefill_plain_worst"] == pytest.approx(100 * max(plain))
+        # "within N%": the bound holds for the unrounded error
+        assert text["prefill_plain_bound"] >= 100 * max(plain) > text["prefill_plain_bound"] - 1
         behind = [1 - r["roofline_s"] / r["measured_s"] for r in PREFILL if r["prior"] > 0 and r["chunk"] > 512]
         assert (text["prefill_prior_lo"], text["prefill_prior_hi"]) == pytest.approx(
             (100 * min(behind), 100 * max(behind)))
@@ -197,19 +224,79 @@ class TestGluedNumbers:
     def test_fit_numbers(self, text):
         used = [r for r in measured.residuals(FIT, RECORDS) if r.in_fit]
         loo = [r for r in measured.leave_one_out(RECORDS) if r.in_fit]
+        # leave-one-out refits search two nonlinear parameters: allow the last digits of another numpy
+        near = dict(rel=1e-4)
         assert text["rows_in_fit"] == len(used)
         assert text["fit_median"] == pytest.approx(100 * statistics.median(abs(r.error) for r in used))
         assert text["fit_worst"] == pytest.approx(100 * max(abs(r.error) for r in used))
-        assert text["loo_median"] == pytest.approx(100 * statistics.median(abs(r.error) for r in loo))
-        assert text["loo_worst"] == pytest.approx(100 * max(abs(r.error) for r in loo))
+        assert text["loo_median"] == pytest.approx(100 * statistics.median(abs(r.error) for r in loo), **near)
+        assert text["loo_worst"] == pytest.approx(100 * max(abs(r.error) for r in loo), **near)
         assert text["kv_tbps"] == pytest.approx(FIT.kv_bytes_per_s / 1e12)
         assert text["fixed_ms"] == pytest.approx(1e3 * MODEL.layers * FIT.fixed_s_per_layer)
         moves = [abs(a.error - b.error) for a, b in zip(measured.residuals(FIT, RECORDS), measured.leave_one_out(RECORDS))
                  if a.in_fit]
-        assert text["loo_move"] == pytest.approx(100 * max(moves))
-        ceiling = measured.ceilings(RECORDS)["matmul_flops_per_s"]
-        assert text["matmul_of_ceiling"] == pytest.approx(100 * FIT.matmul_flops_per_s / ceiling)
-        assert 90 < text["matmul_of_ceiling"] < 100  # "lands close to the ceiling": a sign the structure is right
+        assert text["loo_move"] == pytest.approx(100 * max(moves), **near)
+        # "at most" / "at worst" in the prose: bounds rounded up to the digit shown
+        for bound, value in (("loo_move_bound", max(moves)), ("loo_worst_bound", max(abs(r.error) for r in loo)),
+                             ("fit_worst_bound", max(abs(r.error) for r in used))):
+            assert text[bound] >= 100 * value > text[bound] - 0.1, bound
+
+    def test_parameter_numbers(self, text):
+        from dataclasses import fields
+
+        numbers = [f.name for f in fields(FIT) if f.type in ("float", float)]
+        assert text["n_params"] == len(numbers) == 10
+        assert (text["n_read"], text["n_fitted"]) == (3, 7)
+        assert text["matmul_tflops"] == pytest.approx(measured.ceilings(RECORDS)["matmul_flops_per_s"] / 1e12)
+        assert text["token_us"] == pytest.approx(1e6 * FIT.s_per_token)
+        assert text["overlap_p"] == pytest.approx(FIT.overlap_exponent)
+        assert text["chunk_tflops"] > text["prior_tflops"]
+        assert text["matmul_tflops"] > text["chunk_tflops"]  # "stay below that ceiling"
+        assert 1 < text["overlap_p"]  # "between a plain sum (1) and a hard maximum"
+        assert text["token_flops_us"] == pytest.approx(1e6 * MODEL.body_flops_per_token / FIT.matmul_flops_per_s)
+
+    def test_kv_read_rate_numbers(self, text):
+        c = measured.ceilings(RECORDS)
+        pairs = measured.kv_read_rates(RECORDS)
+        past = [r["bytes_per_s"] for r in pairs if r["batch"] * MODEL.kv_heads >= FIT.kv_ctas_to_saturate]
+        assert text["kv_pairs"] == len(past)
+        assert (text["kv_pair_lo"], text["kv_pair_hi"]) == pytest.approx((min(past) / 1e12, max(past) / 1e12))
+        assert text["kv_pair_median"] == pytest.approx(statistics.median(past) / 1e12)
+        # "above the copy ceiling, below the datasheet's, around the fitted rate"
+        assert text["copy_tbps"] == pytest.approx(c["copy_bytes_per_s"] / 1e12)
+        assert text["copy_tbps"] < text["kv_pair_median"] < text["hbm_tbps"]
+        assert text["kv_pair_lo"] < text["kv_tbps"] < text["kv_pair_hi"] < text["hbm_tbps"]
+        assert text["copy_tbps"] < text["kv_tbps"]  # "is above the ... device-copy ceiling"
+
+    def test_batch_holdout_numbers(self, text):
+        import math
+
+        held = measured.batch_holdout(RECORDS, max_batch=16)
+        errs = [abs(r.error) for r in held]
+        assert text["hold16_rows"] == len(held) == 13
+        assert {r.batch for r in held} == {32, 64, 128, 256}  # "rows of 32 to 256 sequences"
+        assert text["hold16_median"] == pytest.approx(100 * statistics.median(errs), rel=1e-4)
+        assert text["hold16_worst_bound"] == math.ceil(1000 * max(errs)) / 10
+        eight = [abs(r.error) for r in measured.batch_holdout(RECORDS, max_batch=8)]
+        assert text["hold8_median"] == pytest.approx(100 * statistics.median(eight), rel=1e-4)
+        # "it fails": far worse than the fit past saturation; "no such row ... saturate"
+        assert text["hold8_median"] > 4 * text["hold16_median"]
+        assert 8 * MODEL.kv_heads < FIT.kv_ctas_to_saturate <= 16 * MODEL.kv_heads
+
+    def test_range_and_large_batch_numbers(self, text):
+        r = FIT.measured_range
+        assert (text["range_batch_lo"], text["range_batch_hi"]) == r.decode_batch
+        assert (text["range_ctx_lo"], text["range_ctx_hi"]) == r.decode_context
+        assert (text["range_chunk_lo"], text["range_chunk_hi"]) == r.prefill_chunk
+        assert text["range_prior_hi"] == r.prefill_prior[1]
+        p = FIT.breakdown(MODEL, decode=(4096, 128))
+        assert text["big_ms"] == pytest.approx(1e3 * p["step_s"])
+        assert text["big_tps"] == pytest.approx(4096 / p["step_s"])
+        assert text["big_token_share"] == pytest.approx((p["matmul_s"] + p["tokens_s"]) / p["step_s"])
+        assert text["big_kv_share"] == pytest.approx(p["decode_attention_s"] / p["step_s"])
+        assert text["gemv_fixed_excess"] == pytest.approx(
+            100 * ((MODEL.weight_bytes / FIT.weight_bytes_per_s + MODEL.layers * FIT.fixed_s_per_layer)
+                   / _ablation()[(1, False, False)] - 1))
 
     def test_chain_numbers(self, text):
         kw = dict(context_tokens=2048, tpot_target_s=0.010, model=MODEL)

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import statistics
 from dataclasses import fields
 
@@ -55,6 +56,10 @@ class TestLoader:
         cat = get_model("llama-3.1-8b")
         assert (m.layers, m.d_model, m.kv_heads, m.head_dim) == (cat.layers, cat.d_model, cat.kv_heads, cat.head_dim)
         assert m.kv_bytes_per_token == 131072 == cat.kv_bytes_per_token
+        assert m.vocab == 128256 == cat.vocab
+        # the body's matmuls leave out the embedding (a lookup) and the LM head (logits)
+        assert m.body_flops_per_token == 2 * (8030261248 - 2 * 128256 * 4096)
+        assert m.head_flops_per_token == 2 * 128256 * 4096
 
     def test_link_rates_and_ceilings(self):
         links = measured.link_rates(SHIPPED)
@@ -132,30 +137,51 @@ class TestFit:
     def test_parameters_are_physical(self):
         sm = H200_LLAMA_8B
         c = measured.ceilings(SHIPPED)
-        # achieved rates lie below the measured ceilings and the H200 datasheet
-        assert 0.5 * c["matmul_flops_per_s"] < sm.matmul_flops_per_s < c["matmul_flops_per_s"]
+        # the matmul rate is the measured ceiling, not a fitted number
+        assert sm.matmul_flops_per_s == c["matmul_flops_per_s"]
+        # achieved attention rates lie below the matrix-product ceiling
         assert sm.prior_attention_flops_per_s < sm.chunk_attention_flops_per_s < c["matmul_flops_per_s"]
-        assert 3.5e12 < sm.kv_bytes_per_s < get_hardware("h200").hbm_bytes_per_s
         assert 0 < sm.fixed_s_per_layer < 1e-4
-        # a prompt token's extra: K/V expanded to all query heads plus activations, a few us
-        assert 1e-6 < sm.prefill_s_per_token < 2e-5
-        # fitted on decode rows, the matmul rate lands close to the separately measured ceiling
-        assert sm.matmul_flops_per_s > 0.9 * c["matmul_flops_per_s"]
+        # every token's cost beyond its FLOPs: activations and the matmuls' shortfall, microseconds
+        assert 1e-6 < sm.s_per_token < 2e-5
+        # weight stream and FLOPs overlap in part: between a plain sum (1) and a hard maximum
+        assert 1 < sm.overlap_exponent < 8
         assert sm.eager_floor_s == pytest.approx(statistics.median(
             [r["eager_median_s"] for r in SHIPPED if "eager_median_s" in r]))
+
+    def test_kv_read_rate_above_the_copy_ceiling_is_what_the_rows_show(self):
+        """Reads only, so above a copy (reads plus writes), below the datasheet; the rows say so without the fit."""
+        sm = H200_LLAMA_8B
+        copy = measured.ceilings(SHIPPED)["copy_bytes_per_s"]
+        datasheet = get_hardware("h200").hbm_bytes_per_s
+        assert copy < sm.kv_bytes_per_s < datasheet
+        pairs = [r for r in measured.kv_read_rates(SHIPPED) if r["batch"] * 8 > sm.kv_ctas_to_saturate]
+        assert len(pairs) >= 10
+        rates = [r["bytes_per_s"] for r in pairs]
+        assert all(0.95 * copy < v < datasheet for v in rates)
+        assert min(rates) < sm.kv_bytes_per_s < max(rates)
+        assert statistics.median(rates) > copy
+        b16 = next(r for r in pairs if r["batch"] == 16 and r["context_to"] == 32768)
+        assert b16["extra_kv_bytes"] == 16 * (32768 - 8192) * 131072
+        assert b16["bytes_per_s"] == pytest.approx(4.28e12, rel=0.01)
+        # below saturation the rate scales with the blocks: 8 blocks at batch 1, 64 at batch 8
+        one = [r["bytes_per_s"] for r in measured.kv_read_rates(SHIPPED) if r["batch"] == 1]
+        eight = [r["bytes_per_s"] for r in measured.kv_read_rates(SHIPPED) if r["batch"] == 8]
+        assert statistics.median(one) == pytest.approx(8 * sm.kv_bytes_per_s_per_cta, rel=0.15)
+        assert statistics.median(eight) == pytest.approx(64 * sm.kv_bytes_per_s_per_cta, rel=0.15)
 
     def test_residuals_within_stated_bounds(self):
         res = [r for r in measured.residuals() if r.in_fit]
         assert len(res) == 36
         errs = [abs(r.error) for r in res]
-        assert statistics.median(errs) < 0.025
-        assert max(errs) < 0.05
+        assert statistics.median(errs) < 0.02
+        assert max(errs) < 0.06
 
     def test_leave_one_out_within_stated_bounds(self):
         loo = [r for r in measured.leave_one_out() if r.in_fit]
         errs = [abs(r.error) for r in loo]
-        assert statistics.median(errs) < 0.03
-        assert max(errs) < 0.06
+        assert statistics.median(errs) < 0.025
+        assert max(errs) < 0.08  # the issue's bound is 10 %
         # leaving a row out can only make its own prediction worse or equal on average
         full = {(r.kind, r.batch, r.context, r.chunk, r.prior): abs(r.error) for r in measured.residuals()}
         assert statistics.mean(errs) >= statistics.mean(full[(r.kind, r.batch, r.context, r.chunk, r.prior)] for r in loo)
@@ -174,6 +200,147 @@ class TestFit:
             measured_attn = abl[(b, True)] - abl[(b, False)]
             model_attn = H200_LLAMA_8B.breakdown(m, decode=(b, 2048))["decode_attention_s"]
             assert model_attn == pytest.approx(measured_attn, rel=0.25), b
+
+
+class TestEveryTokenPricedAlike:
+    """A decoder's next token and a prompt token share the per-token terms; attention and logits differ."""
+
+    M = get_model("llama-3.1-8b")
+
+    @pytest.mark.parametrize("n", [64, 1024, 4096])
+    def test_decode_batch_and_prompt_chunk_of_equal_tokens(self, n):
+        dec = H200_LLAMA_8B.breakdown(self.M, decode=(n, 0))
+        pre = H200_LLAMA_8B.breakdown(self.M, prefills=[(n, 0)])
+        for key in ("fixed_s", "weights_s", "matmul_s", "tokens_s"):
+            assert dec[key] == pytest.approx(pre[key]), key
+        assert dec["tokens_s"] == pytest.approx(n * H200_LLAMA_8B.s_per_token)
+        # logits: every decoder samples, a chunk only from its last token
+        assert dec["logits_s"] == pytest.approx(n * pre["logits_s"])
+        assert pre["logits_s"] == pytest.approx(self.M.head_flops_per_token / H200_LLAMA_8B.matmul_flops_per_s)
+        # attention: a chunk attends causally over itself, a decoder with no context reads no KV
+        assert dec["decode_attention_s"] == 0 and dec["chunk_attention_s"] == 0
+        assert pre["chunk_attention_s"] > 0 and pre["decode_attention_s"] == 0
+
+    def test_large_decode_batch_is_priced_from_the_prefill_rows(self):
+        """4,096 decoders at short context cost about a 4,096-token prompt, plus logits and KV reads, less causal attention."""
+        row = next(r for r in SHIPPED if r["kind"] == "prefill" and r["chunk"] == 4096 and r["prior"] == 0)
+        dec = H200_LLAMA_8B.breakdown(self.M, decode=(4096, 128))
+        pre = H200_LLAMA_8B.breakdown(self.M, prefills=[(4096, 0)])
+        expected = (row["median_s"] - pre["chunk_attention_s"] + dec["decode_attention_s"]
+                    + dec["logits_s"] - pre["logits_s"])
+        assert dec["step_s"] == pytest.approx(expected, rel=0.03)
+        # the model before this one priced the decoders' tokens by the decode rows alone: 115 ms here
+        assert dec["step_s"] > 0.135
+
+    def test_step_grows_with_tokens_past_the_fitted_batches(self):
+        steps = [H200_LLAMA_8B.step_s(self.M, decode=(b, 128)) for b in (256, 512, 1024, 2048, 4096)]
+        per_token = [(b - a) / n for a, b, n in zip(steps, steps[1:], (256, 512, 1024, 2048))]
+        # past the weight-bound batches each extra decoder costs its FLOPs, its token term and its logits
+        floor = (self.M.body_flops_per_token + self.M.head_flops_per_token) / H200_LLAMA_8B.matmul_flops_per_s
+        assert all(v > floor + H200_LLAMA_8B.s_per_token for v in per_token[1:])
+
+
+class TestBatchHoldout:
+    def test_small_batches_predict_the_large_ones(self):
+        held = measured.batch_holdout(max_batch=16)
+        assert {r.batch for r in held} == {32, 64, 128, 256} and not any(r.in_fit for r in held)
+        errs = [abs(r.error) for r in held]
+        assert statistics.median(errs) < 0.06 and max(errs) < 0.15
+
+    def test_without_a_saturating_row_the_reach_fails(self):
+        errs = [abs(r.error) for r in measured.batch_holdout(max_batch=8)]
+        assert statistics.median(errs) > 0.15
+
+    @pytest.mark.parametrize("bad", [0, 256, 1000, 2.5, "16"])
+    def test_a_limit_that_leaves_nothing_to_fit_or_predict_is_refused(self, bad):
+        with pytest.raises(ValueError, match="max_batch"):
+            measured.batch_holdout(max_batch=bad)
+
+
+class TestMeasuredRange:
+    M = get_model("llama-3.1-8b")
+
+    def test_range_is_the_fitted_rows(self):
+        r = H200_LLAMA_8B.measured_range
+        dec = [x for x in SHIPPED if x["kind"] == "decode"]
+        assert r.decode_batch == (1, 256) == (min(x["batch"] for x in dec), max(x["batch"] for x in dec))
+        assert r.decode_context == (512, 32768)
+        assert r.decode_kv_tokens == max(x["batch"] * x["context"] for x in dec)
+        assert r.prefill_chunk == (2048, 32768)  # the launch-bound 512 and 1,024 are not fitted
+        assert r.prefill_prior == (0, 28672)
+        assert r.shape == (32, 4096, 8, 128)
+
+    def test_inside_says_nothing(self):
+        for row in SHIPPED:
+            if row["kind"] == "decode":
+                assert H200_LLAMA_8B.outside_measured_range(self.M, decode=(row["batch"], row["context"])) == ()
+        assert H200_LLAMA_8B.outside_measured_range(self.M, prefills=[(4096, 28672)]) == ()
+
+    def test_outside_names_each_reason(self):
+        out = H200_LLAMA_8B.outside_measured_range(self.M, decode=(4096, 128))
+        assert len(out) == 2 and "decode batch 4,096" in out[0] and "decode context 128" in out[1]
+        out = H200_LLAMA_8B.outside_measured_range(self.M, decode=(256, 32768))
+        assert out == ("decode step caches 8,388,608 tokens, more than the measured 524,288",)
+        out = H200_LLAMA_8B.outside_measured_range(self.M, decode=(64, 2048), prefills=[(4096, 0)])
+        assert out == ("decoders and prefill chunks were measured apart, never in one step",)
+        out = H200_LLAMA_8B.outside_measured_range(self.M, prefills=[(512, 0)])
+        assert out == ("prefill chunk 512 outside the measured 2,048-32,768",)
+        out = H200_LLAMA_8B.outside_measured_range(get_model("llama-3.3-70b"), decode=(64, 2048))
+        assert len(out) == 1 and "llama-3.3-70b" in out[0]
+
+    def test_model_without_a_range_says_so(self):
+        from dataclasses import replace
+
+        bare = replace(H200_LLAMA_8B, measured_range=None)
+        assert len(bare.outside_measured_range(self.M, decode=(1, 512))) == 1
+
+
+class TestBadInputToTheNewCalls:
+    M = get_model("llama-3.1-8b")
+
+    @pytest.mark.parametrize("kw, word", [
+        (dict(decode=5), "decode must be a (batch, context) pair"),
+        (dict(decode=(1,)), "decode must be a (batch, context) pair"),
+        (dict(decode=(1.5, 2)), "decode batch"),
+        (dict(decode=(1, -2)), "decode context"),
+        (dict(prefills=5), "prefills must be a sequence"),
+        (dict(prefills="ab"), "prefills must be a sequence"),
+        (dict(prefills=[(1,)]), "prefills must hold"),
+        (dict(prefills=[(0, 0)]), "prefill tokens"),
+    ])
+    def test_refused_with_the_parameter_named(self, kw, word):
+        with pytest.raises(ValueError, match=re.escape(word)):
+            H200_LLAMA_8B.outside_measured_range(self.M, **kw)
+        with pytest.raises(ValueError, match=re.escape(word)):
+            H200_LLAMA_8B.breakdown(self.M, **kw)
+
+    def test_soft_max(self):
+        from lanes.engine.calibration import soft_max
+
+        assert soft_max(3, 4, 1) == 7 and soft_max(3, 4, 2) == pytest.approx(5) and soft_max(0, 0, 2) == 0
+        assert 4 < soft_max(3, 4, 8) < 4.1
+        for args, word in (((-1, 1, 2), "a"), ((1, "x", 2), "b"), ((1, 1, 0.5), "p")):
+            with pytest.raises(ValueError, match=f"^{word} must be"):
+                soft_max(*args)
+
+
+class TestModelVocab:
+    def test_vocab_must_leave_parameters_for_the_layers(self):
+        from lanes.engine.hardware import Model
+
+        with pytest.raises(ValueError, match="vocab must leave parameters"):
+            Model(name="x", params=1e6, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
+                  source="test", vocab=500)
+        with pytest.raises(ValueError, match="vocab"):
+            Model(name="x", params=1e9, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
+                  source="test", vocab=-1)
+
+    def test_without_vocab_the_body_is_every_parameter(self):
+        from lanes.engine.hardware import Model
+
+        m = Model(name="x", params=1e9, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
+                  source="test")
+        assert m.body_flops_per_token == m.linear_flops_per_token and m.head_flops_per_token == 0
 
 
 class TestSteptimeCli:
@@ -195,8 +362,11 @@ class TestSteptimeCli:
         both = self._json(capsys, ["--decode", "64", "2048", "--prefill", "512", "0", "--prefill", "256", "1024"])
         dec = self._json(capsys, ["--decode", "64", "2048"])
         pre = self._json(capsys, ["--prefill", "512", "0", "--prefill", "256", "1024"])
-        shared = both["breakdown"]["weights_s"] + both["breakdown"]["fixed_s"]
-        assert both["step_s"] == pytest.approx(dec["step_s"] + pre["step_s"] - shared)
+        for key in ("tokens_s", "logits_s", "decode_attention_s", "chunk_attention_s", "prior_attention_s"):
+            assert both["breakdown"][key] == pytest.approx(dec["breakdown"][key] + pre["breakdown"][key]), key
+        for key in ("weights_s", "fixed_s"):
+            assert both["breakdown"][key] == dec["breakdown"][key] == pre["breakdown"][key]
+        assert both["step_s"] < dec["step_s"] + pre["step_s"] - both["breakdown"]["weights_s"]
         assert both["tokens"] == 64 + 512 + 256
         assert both["step_s"] == pytest.approx(H200_LLAMA_8B.step_s(m, decode=(64, 2048),
                                                                     prefills=[(512, 0), (256, 1024)]))
@@ -219,8 +389,28 @@ class TestSteptimeCli:
         from lanes.cli import main
 
         assert main(["steptime", "--decode", "8", "512"]) == 0
-        text = capsys.readouterr().out
+        captured = capsys.readouterr()
+        text = captured.out
         assert text.count("\n") == 1 and "step" in text and "ms" in text
+        assert captured.err == ""  # a measured shape: no warning
+
+    @pytest.mark.parametrize("json_out", [False, True])
+    def test_one_warning_line_outside_the_measured_range(self, capsys, json_out):
+        from lanes.cli import main
+
+        assert main(["steptime", "--decode", "4096", "128", *(["--json"] if json_out else [])]) == 0
+        captured = capsys.readouterr()
+        assert captured.err.count("\n") == 1
+        assert captured.err.startswith("steptime: warning: outside the measured range")
+        assert "decode batch 4,096" in captured.err and "decode context 128" in captured.err
+        if json_out:
+            assert len(json.loads(captured.out)["outside_measured_range"]) == 2
+
+    def test_datasheet_profile_does_not_warn(self, capsys):
+        from lanes.cli import main
+
+        assert main(["steptime", "--hardware", "h200", "--decode", "4096", "128"]) == 0
+        assert capsys.readouterr().err == ""
 
     @pytest.mark.parametrize(
         "argv, word",
@@ -287,7 +477,8 @@ class TestMeasurementScript:
         recs = [ms.env_record(shape, torch_version="test", gpu="Synthetic GPU", sms=132,
                               memory_bytes=150_000_000_000)]
         recs.append(ms.ceiling_record("device copy", [2**30 / 3.7e12] * 3, bytes=2**30))
-        recs.append(ms.ceiling_record("bf16 matmul 8192^3", [2 * 8192**3 / 7.3e14] * 3, flops=2 * 8192**3))
+        recs.append(ms.ceiling_record("bf16 matmul 8192^3", [2 * 8192**3 / sm.matmul_flops_per_s] * 3,
+                                      flops=2 * 8192**3))
         recs.append(ms.link_record("device to host", True, 2**30, [0.02, 0.019, 0.021]))
         recs.append(ms.link_record("host to device", False, 2**30, [0.16, 0.17, 0.15]))
         for b, c in ms.decode_grid(shape, 150e9):
@@ -306,13 +497,50 @@ class TestMeasurementScript:
         assert len(loaded) == len(recs)
         assert measured.link_rates(loaded)["pageable_back"] == pytest.approx(2**30 / 0.16)
         fit = measured.fit_step_model(loaded)
-        for name in ("fixed_s_per_layer", "matmul_flops_per_s", "kv_bytes_per_s", "prefill_s_per_token",
-                     "chunk_attention_flops_per_s", "prior_attention_flops_per_s"):
+        for name in ("fixed_s_per_layer", "matmul_flops_per_s", "kv_bytes_per_s", "s_per_token",
+                     "overlap_exponent", "chunk_attention_flops_per_s", "prior_attention_flops_per_s"):
             assert getattr(fit, name) == pytest.approx(getattr(sm, name), rel=0.02), name
         worst = max(abs(r.error) for r in measured.residuals(fit, loaded) if r.in_fit)
         assert worst < 0.01
         hw = measured.hardware_from_file(path, name="synthetic")
         assert hw.calibration == fit and hw.memory_bytes == 150_000_000_000
+
+    def test_plan_reaches_decode_batches_of_4096(self, ms):
+        env = next(r for r in SHIPPED if r["kind"] == "env")
+        shipped = [(r["batch"], r["context"]) for r in SHIPPED if r["kind"] == "decode"]
+        assert ms.decode_plan(ms.LLAMA_8B, env["memory_bytes"]) == shipped
+        large = ms.decode_plan(ms.LLAMA_8B, env["memory_bytes"], large_batches=True)
+        assert large[:len(shipped)] == shipped
+        extra = large[len(shipped):]
+        assert (4096, 128) in extra and (1024, 512) in extra and (2048, 256) in extra
+        # never past 70 GB of KV: 4,096 x 256 would be 137 GB
+        assert all(b * c * 131072 <= 70e9 for b, c in extra) and (4096, 256) not in extra
+        assert ms.decode_plan(ms.LLAMA_8B, env["memory_bytes"], only_large=True) == extra
+        # a smaller GPU keeps only what fits
+        small = ms.decode_plan(ms.LLAMA_8B, 80e9, only_large=True)
+        assert (4096, 128) not in small and (2048, 128) in small
+
+    def test_an_only_large_batches_file_is_a_held_out_check(self, ms):
+        """The short GPU check's lines (env, ceilings, large decode rows) compare with the stored model."""
+        sm, shape = H200_LLAMA_8B, ms.LLAMA_8B
+        recs = [ms.env_record(shape, torch_version="test", gpu="Synthetic GPU", sms=132,
+                              memory_bytes=150_000_000_000)]
+        recs.append(ms.ceiling_record("device copy", [2**30 / 3.7e12] * 3, bytes=2**30))
+        m = measured.model_from_records(recs)
+        plan = ms.decode_plan(shape, 150e9, only_large=True)
+        for b, c in plan:
+            t = 1.1 * sm.step_s(m, decode=(b, c))  # a GPU 10 % slower than the model says
+            recs.append(ms.decode_record(b, c, [t] * 3, shape))
+        res = measured.residuals(sm, recs)
+        assert [(r.batch, r.context) for r in res] == plan
+        assert all(r.error == pytest.approx(1 / 1.1 - 1) for r in res)
+
+    def test_large_batch_flags_parse_without_torch(self, ms):
+        import sys
+
+        with pytest.raises(SystemExit):
+            ms.main(["--help"])
+        assert "torch" not in sys.modules
 
     def test_timing_refuses_empty_or_nonpositive_times(self, ms):
         with pytest.raises(ValueError, match="times_s"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 _TITLES = {
     "littles_law": "Little's law for an LLM server",
@@ -193,9 +194,12 @@ def steptime(
 
     On a calibrated profile the breakdown holds the parts of
     :meth:`lanes.engine.calibration.StepModel.breakdown` (they add up to
-    ``step_s``); on a datasheet profile it holds the roofline's ``memory_s``,
-    ``linear_s`` and ``attention_s`` (the step is the larger of memory and
-    their sum).  Raises ``ValueError`` naming the parameter on bad input.
+    ``step_s``) and ``outside_measured_range`` lists why the step lies
+    outside the shapes the model was fitted on (empty inside them, and on a
+    datasheet profile); on a datasheet profile the breakdown holds the
+    roofline's ``memory_s``, ``linear_s`` and ``attention_s`` (the step is
+    the larger of memory and their sum).  Raises ``ValueError`` naming the
+    parameter on bad input.
     """
     from .. import _checks
     from .hardware import get_hardware, get_model
@@ -214,9 +218,12 @@ def steptime(
     if not batch and not chunks:
         raise ValueError("--decode or --prefill must give the step some work (got neither)")
     mfu = _checks.number("--mfu", mfu, lo=0, hi=1, lo_open=True)
+    outside: tuple[str, ...] = ()
     if h.calibration is not None:
         parts = h.calibration.breakdown(m, decode=(batch, context), prefills=chunks, eager=eager)
         step = parts.pop("step_s")
+        outside = h.calibration.outside_measured_range(m, decode=(batch, context) if batch else None,
+                                                       prefills=chunks)
     else:
         if eager:
             raise ValueError(f"--eager needs a calibrated hardware profile such as h200-measured (got {hardware!r})")
@@ -236,12 +243,16 @@ def steptime(
         "prefill": [list(c) for c in chunks],
         "eager": eager,
         "tokens": batch + sum(n for n, _ in chunks),
+        "outside_measured_range": list(outside),
     }
 
 
 def _steptime(args: argparse.Namespace) -> int:
     out = steptime(hardware=args.hardware, model=args.model, decode=args.decode,
                    prefills=args.prefill, eager=args.eager, mfu=args.mfu)
+    if out["outside_measured_range"]:
+        print("steptime: warning: outside the measured range, the model extrapolates: "
+              + "; ".join(out["outside_measured_range"]), file=sys.stderr)
     if args.json:
         print(json.dumps(out))
         return 0

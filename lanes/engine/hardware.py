@@ -17,7 +17,7 @@ from .. import _checks
 from .calibration import H200_LLAMA_8B, StepModel
 
 GB = 1e9
-"""Bytes in a (decimal) gigabyte, the unit of datasheets and of the card."""
+"""Bytes in a (decimal) gigabyte, the unit of datasheets."""
 
 KIB = 1024
 """Bytes in a kibibyte: KV sizes per token are powers of two."""
@@ -68,7 +68,7 @@ class Hardware:
     def achieved_flops_per_s(self, mfu: float) -> float:
         """Compute throughput actually reached at model FLOPs utilisation ``mfu`` (FLOP/s).
 
-        ``mfu`` must be in (0, 1]; 0.5 on an H100 SXM gives the card's 494.5 TFLOP/s.
+        ``mfu`` must be in (0, 1]; 0.5 on an H100 SXM gives 494.5 TFLOP/s.
         """
         mfu = _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
         return self.bf16_flops_per_s * mfu
@@ -97,6 +97,11 @@ class Model:
         2 for BF16 weights and KV cache.
     source : str
         Where the numbers come from.
+    vocab : int
+        Vocabulary size (0 if unknown).  With it the calibrated step model
+        splits the parameters into the token embedding (a lookup, no FLOPs),
+        the LM head (logits, ``vocab x d_model`` weights, untied from the
+        embedding as in Llama 3.1 and 3.3) and the transformer body.
     """
 
     name: str
@@ -107,6 +112,7 @@ class Model:
     head_dim: int
     bytes_per_param: int
     source: str
+    vocab: int = 0
 
     def __post_init__(self) -> None:
         _checks.text("name", self.name)
@@ -117,6 +123,11 @@ class Model:
         _checks.integer("kv_heads", self.kv_heads, lo=1)
         _checks.integer("head_dim", self.head_dim, lo=1)
         _checks.integer("bytes_per_param", self.bytes_per_param, lo=1)
+        _checks.integer("vocab", self.vocab, lo=0)
+        if 2 * self.vocab * self.d_model >= self.params:
+            raise ValueError(
+                f"vocab must leave parameters for the layers: 2 x vocab x d_model < params "
+                f"(got vocab={self.vocab}, d_model={self.d_model}, params={self.params!r})")
 
     @property
     def weight_bytes(self) -> float:
@@ -136,6 +147,20 @@ class Model:
     def linear_flops_per_token(self) -> float:
         """FLOPs of the weight matmuls per token processed: 2 x parameters."""
         return 2.0 * self.params
+
+    @property
+    def head_flops_per_token(self) -> float:
+        """FLOPs of the LM head for one row of logits: 2 x vocab x d_model (0 if ``vocab`` is 0)."""
+        return 2.0 * self.vocab * self.d_model
+
+    @property
+    def body_flops_per_token(self) -> float:
+        """FLOPs of the transformer layers' weight matmuls per token (no embedding, no LM head).
+
+        ``2 x (params - 2 x vocab x d_model)``: 13.96e9 for Llama 3.1 8B.  With
+        ``vocab`` 0 it is ``linear_flops_per_token``.
+        """
+        return 2.0 * (self.params - 2 * self.vocab * self.d_model)
 
     @property
     def attention_flops_per_pair(self) -> float:
@@ -197,6 +222,7 @@ MODELS: dict[str, Model] = {
             head_dim=128,  # -> 2 x 32 x 8 x 128 x 2 B = 128 KiB of KV per token
             bytes_per_param=2,  # BF16
             source="Meta Llama 3.1 model card and config.json (meta-llama/Llama-3.1-8B)",
+            vocab=128256,  # untied embedding and LM head: 2 x 525M of the 8.03B parameters
         ),
         Model(
             name="llama-3.3-70b",
@@ -207,6 +233,7 @@ MODELS: dict[str, Model] = {
             head_dim=128,  # -> 2 x 80 x 8 x 128 x 2 B = 320 KiB of KV per token
             bytes_per_param=2,  # BF16
             source="Meta Llama 3.3 model card and config.json (meta-llama/Llama-3.3-70B-Instruct)",
+            vocab=128256,
         ),
     )
 }

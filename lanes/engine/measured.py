@@ -29,8 +29,12 @@ weight_bytes_per_s(records) -> float
     Weight-streaming rate: the GEMV ablation row (else the copy ceiling).
 fit_step_model(records=None) -> StepModel
     Least-squares fit of :class:`lanes.engine.calibration.StepModel` (numpy
-    imported inside).  On the shipped file it reproduces the stored
+    imported inside), with the shapes it was fitted on in ``measured_range``.
+    On the shipped file it reproduces the stored
     :data:`lanes.engine.calibration.H200_LLAMA_8B` to rounding.
+kv_read_rates(records=None) -> list[dict]
+    The KV read rate two decode rows of one batch show by their difference
+    (more context, nothing else), no fit involved.
 hardware_from_file(path=None, name="measured") -> Hardware
     A hardware profile whose step costs come from the fit of ``path``; pass it
     wherever a hardware name is accepted (chains, step simulator).
@@ -40,6 +44,9 @@ residuals(step_model=None, records=None) -> list[Residual]
     predicted_s, in_fit, and the property ``error`` = predicted/measured - 1).
 leave_one_out(records=None) -> list[Residual]
     The same, each row predicted by a fit made without it.
+batch_holdout(records=None, max_batch=16) -> list[Residual]
+    The decode rows past ``max_batch`` sequences, predicted by a fit to the
+    smaller batches and the prefill rows: how far the model reaches.
 compare(records=None, hardware="h200", mfu=0.5, step_model=None) -> list[dict]
     Every decode and prefill row: measured, datasheet-roofline and calibrated
     seconds side by side.
@@ -60,7 +67,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .calibration import StepModel
+from .calibration import MeasuredRange, StepModel
 from .hardware import GB, Hardware, Model
 
 DEFAULT_PATH = Path(__file__).parent / "data" / "h200-llama-3.1-8b-steps.jsonl"
@@ -234,6 +241,7 @@ def model_from_records(records: Iterable[dict] | str | Path | None = None) -> Mo
         kv_heads=s["kv_heads"],
         head_dim=s["head_dim"],
         bytes_per_param=max(1, bytes_per_param),
+        vocab=s.get("vocab", 0),
         source=f"env line of a step-timing file ({env.get('gpu', 'unknown GPU')})",
     )
 
@@ -333,36 +341,51 @@ def _in_fit(r: dict, floor_s: float) -> bool:
     return r["kind"] == "decode" or r["median_s"] > _FLOOR_MARGIN * floor_s
 
 
-def _arrays(rows: list[dict], m: Model, weight_rate: float):
-    """Design columns that do not depend on the CTA count, the KV bytes and the batch, and the times."""
+def _arrays(rows: list[dict], m: Model, weight_rate: float, matmul_rate: float) -> dict:
+    """What the fit needs of each row, as numpy arrays: times, fixed-rate parts, design columns."""
     import numpy as np
 
     pair = m.attention_flops_per_pair
     shapes = np.array([_shape(r) for r in rows], dtype=float)
     b, c, n, p = shapes.T
-    fixed = np.column_stack([
-        np.full(len(rows), float(m.layers)),
-        m.linear_flops_per_token * (b + n),
-        n,
-        pair * n * n / 2,
-        pair * n * p,
-    ])
-    t = np.array([r["median_s"] for r in rows], dtype=float)
-    return fixed, b * c * m.kv_bytes_per_token, b, t, t - m.weight_bytes / weight_rate
+    tokens = b + n
+    logit_rows = b + (n > 0)
+    return {
+        "t": np.array([r["median_s"] for r in rows], dtype=float),
+        "weights_s": m.weight_bytes / weight_rate,
+        "flops_s": m.body_flops_per_token * tokens / matmul_rate,
+        "logits_s": m.head_flops_per_token * logit_rows / matmul_rate,
+        "layers": np.full(len(rows), float(m.layers)),
+        "tokens": tokens,
+        "kv_bytes": b * c * m.kv_bytes_per_token,
+        "blocks": b * m.kv_heads,
+        "chunk_flops": pair * n * n / 2,
+        "prior_flops": pair * n * p,
+    }
 
 
-def _solve(arrays, kv_heads: int, saturate_ctas: float):
-    """Weighted least squares at one CTA count; returns the coefficients and the RMS relative error.
+_COLUMNS = ("fixed_s_per_layer", "s_per_token", "kv_bytes_per_s_per_cta",
+            "chunk_attention_flops_per_s", "prior_attention_flops_per_s")
+"""The linear parameters, in the order of the design columns of :func:`_solve`."""
 
-    Coefficients multiply [layers, linear FLOPs, KV bytes per CTA, prefill tokens,
-    chunk-pair FLOPs, prior-pair FLOPs]: seconds per layer, per FLOP, per byte,
-    per token, per FLOP, per FLOP.
+
+def _solve(arrays: dict, saturate_ctas: float, p: float):
+    """Weighted least squares at one (CTA count, overlap exponent); returns the coefficients and the RMS relative error.
+
+    The weight matmuls' time (soft maximum of weight stream and FLOPs) and the
+    logits are fixed by the measured rates and moved to the left-hand side;
+    the coefficients multiply [layers, tokens, KV bytes per block, chunk-pair
+    FLOPs, prior-pair FLOPs]: seconds per layer, per token, per byte, per FLOP, per FLOP.
     """
     import numpy as np
 
-    fixed, kv_bytes, batch, t, y = arrays
-    ctas = np.where(batch > 0, np.minimum(batch * kv_heads, saturate_ctas), 1.0)
-    X = np.column_stack([fixed[:, :2], kv_bytes / ctas, fixed[:, 2:]])
+    a = arrays
+    hi = np.maximum(a["weights_s"], a["flops_s"])
+    linear = hi * ((a["weights_s"] / hi) ** p + (a["flops_s"] / hi) ** p) ** (1 / p)
+    t = a["t"]
+    y = t - linear - a["logits_s"]
+    ctas = np.where(a["blocks"] > 0, np.minimum(a["blocks"], saturate_ctas), 1.0)
+    X = np.column_stack([a["layers"], a["tokens"], a["kv_bytes"] / ctas, a["chunk_flops"], a["prior_flops"]])
     w = 1 / t  # relative errors: a 6 ms step counts as much as a 1.5 s one
     used = np.abs(X).sum(axis=0) > 0  # e.g. no prior>0 prefill rows: that rate stays unfitted
     coef = np.zeros(X.shape[1])
@@ -372,48 +395,93 @@ def _solve(arrays, kv_heads: int, saturate_ctas: float):
     return coef, float(np.sqrt(np.mean(rel**2)))
 
 
-def _fit_rows(rows: list[dict], m: Model, weight_rate: float, floor_s: float, source: str) -> StepModel:
-    import numpy as np
-
-    arrays = _arrays(rows, m, weight_rate)
-
-    def rms(log_s: float) -> float:
-        return _solve(arrays, m.kv_heads, float(np.exp(log_s)))[1]
-
-    # One nonlinear parameter, the number of attention blocks (CTAs) that
-    # saturate HBM: a coarse log grid from 8 to 2,048, then golden-section
-    # search between the best grid point's neighbours.  The linear parameters
-    # come from weighted least squares at each trial.
-    grid = np.linspace(np.log(8.0), np.log(2048.0), 65)
-    k = int(np.argmin([rms(g) for g in grid]))
-    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
-    ratio = (np.sqrt(5) - 1) / 2
+def _golden(f, lo: float, hi: float, iterations: int = 30) -> float:
+    """Minimum of a unimodal ``f`` on [lo, hi] by golden-section search."""
+    ratio = (5**0.5 - 1) / 2
     a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-    fa, fb = rms(a), rms(b)
-    for _ in range(40):
+    fa, fb = f(a), f(b)
+    for _ in range(iterations):
         if fa <= fb:
             hi, b, fb = b, a, fa
             a = hi - ratio * (hi - lo)
-            fa = rms(a)
+            fa = f(a)
         else:
             lo, a, fa = a, b, fb
             b = lo + ratio * (hi - lo)
-            fb = rms(b)
-    best = float(np.exp((lo + hi) / 2))
-    coef, _ = _solve(arrays, m.kv_heads, best)
+            fb = f(b)
+    return (lo + hi) / 2
+
+
+def _measured_range(rows: list[dict], m: Model) -> MeasuredRange:
+    dec = [r for r in rows if r["kind"] == "decode"]
+    pre = [r for r in rows if r["kind"] == "prefill"]
+
+    def span(rs, key):
+        vals = [r[key] for r in rs]
+        return (min(vals), max(vals)) if vals else (0, 0)
+
+    return MeasuredRange(
+        shape=(m.layers, m.d_model, m.kv_heads, m.head_dim),
+        decode_batch=span(dec, "batch"),
+        decode_context=span(dec, "context"),
+        decode_kv_tokens=max((r["batch"] * r["context"] for r in dec), default=0),
+        prefill_chunk=span(pre, "chunk"),
+        prefill_prior=span(pre, "prior"),
+        prefill_tokens=max((r["chunk"] + r["prior"] for r in pre), default=0),
+    )
+
+
+def _fit_rows(rows: list[dict], m: Model, weight_rate: float, matmul_rate: float, floor_s: float,
+              source: str) -> StepModel:
+    import numpy as np
+
+    arrays = _arrays(rows, m, weight_rate, matmul_rate)
+
+    def rms(log_s: float, log_p: float) -> float:
+        return _solve(arrays, float(np.exp(log_s)), float(np.exp(log_p)))[1]
+
+    # Two nonlinear parameters: the number of attention blocks (CTAs) that
+    # saturate HBM (8 to 2,048) and the overlap exponent p of weight stream
+    # and FLOPs (1 to 8).  A coarse log grid over both, then golden-section
+    # searches along each in turn around the best grid point.  The five
+    # linear parameters come from weighted least squares at each trial.
+    s_grid = np.linspace(np.log(8.0), np.log(2048.0), 33)
+    p_grid = np.linspace(0.0, np.log(8.0), 15)
+    errs = np.array([[rms(s, p) for p in p_grid] for s in s_grid])
+    i, j = np.unravel_index(int(np.argmin(errs)), errs.shape)
+    log_s, log_p = s_grid[i], p_grid[j]
+    ds, dp = s_grid[1] - s_grid[0], p_grid[1] - p_grid[0]
+    for _ in range(3):
+        log_s = _golden(lambda v: rms(v, log_p), max(log_s - ds, s_grid[0]), min(log_s + ds, s_grid[-1]))
+        log_p = _golden(lambda v: rms(log_s, v), max(log_p - dp, p_grid[0]), min(log_p + dp, p_grid[-1]))
+    saturate, p = float(np.exp(log_s)), float(np.exp(log_p))
+    coef, _ = _solve(arrays, saturate, p)
+    for name, value in zip(_COLUMNS, coef):
+        if value < 0:
+            raise ValueError(f"the rows give {name} a negative value ({value:.3g}): "
+                             "the file does not determine the step model")
     inv = lambda v: float(1 / v) if v > 0 else math.inf  # noqa: E731  (unused column -> infinite rate)
     return StepModel(
         fixed_s_per_layer=float(coef[0]),
         weight_bytes_per_s=float(weight_rate),
-        matmul_flops_per_s=inv(coef[1]),
+        matmul_flops_per_s=float(matmul_rate),
+        overlap_exponent=p,
+        s_per_token=float(coef[1]),
         kv_bytes_per_s_per_cta=inv(coef[2]),
-        kv_ctas_to_saturate=best,
-        prefill_s_per_token=float(coef[3]),
-        chunk_attention_flops_per_s=inv(coef[4]),
-        prior_attention_flops_per_s=inv(coef[5]),
+        kv_ctas_to_saturate=saturate,
+        chunk_attention_flops_per_s=inv(coef[3]),
+        prior_attention_flops_per_s=inv(coef[4]),
         eager_floor_s=float(floor_s),
         source=source,
+        measured_range=_measured_range(rows, m),
     )
+
+
+def _matmul_rate(recs: list[dict]) -> float:
+    c = ceilings(recs)
+    if "matmul_flops_per_s" not in c:
+        raise ValueError("records need a matrix-product ceiling row (kind 'ceiling', field 'flops_per_s')")
+    return c["matmul_flops_per_s"]
 
 
 def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepModel:
@@ -427,11 +495,20 @@ def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepMo
     Returns
     -------
     StepModel
-        ``weight_bytes_per_s`` and ``eager_floor_s`` are read off the file (GEMV
-        ablation row, eager decode rows); the nonlinear ``kv_ctas_to_saturate``
-        comes from a log grid refined by golden-section search; the other six rates and costs from weighted
-        linear least squares on relative error over every decode row and every
-        prefill row measured above 1.3 x the eager floor.
+        ``weight_bytes_per_s``, ``matmul_flops_per_s`` and ``eager_floor_s``
+        are read off the file (GEMV ablation row, matrix-product ceiling row,
+        eager decode rows); the nonlinear ``kv_ctas_to_saturate`` and
+        ``overlap_exponent`` come from a log grid refined by golden-section
+        search; the other five rates and costs from weighted linear least
+        squares on relative error over every decode row and every prefill row
+        measured above 1.3 x the eager floor.  No row has a parameter of its own.
+        ``measured_range`` records the shapes of those rows.
+
+    Raises
+    ------
+    ValueError
+        When the file lacks a ceiling row the fit reads, or its rows drive a
+        fitted cost below zero.
     """
     recs = _records(records)
     m = model_from_records(recs)
@@ -439,7 +516,39 @@ def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepMo
     rows = [r for r in _step_rows(recs) if _in_fit(r, floor)]
     env = next(r for r in recs if r["kind"] == "env")
     source = f"least-squares fit to {len(rows)} timed steps on {env.get('gpu', 'a GPU')}"
-    return _fit_rows(rows, m, weight_bytes_per_s(recs), floor, source)
+    return _fit_rows(rows, m, weight_bytes_per_s(recs), _matmul_rate(recs), floor, source)
+
+
+def kv_read_rates(records: Iterable[dict] | str | Path | None = None) -> list[dict]:
+    """The KV read rate the decode rows show by themselves, without any fit.
+
+    Two decode rows with the same batch differ only in context: the same
+    tokens, weights and kernels, only more KV cache to read.  For each pair of
+    neighbouring contexts at one batch the extra bytes over the extra time is
+    the rate at which attention reads the cache.
+
+    Returns
+    -------
+    list of dict
+        ``batch``, ``context_from``, ``context_to``, ``extra_kv_bytes``,
+        ``extra_s`` and ``bytes_per_s``, by batch then context.
+    """
+    recs = _records(records)
+    m = model_from_records(recs)
+    by_batch: dict[int, list[dict]] = {}
+    for r in recs:
+        if r["kind"] == "decode":
+            by_batch.setdefault(r["batch"], []).append(r)
+    out = []
+    for batch in sorted(by_batch):
+        rows = sorted(by_batch[batch], key=lambda r: r["context"])
+        for a, b in zip(rows, rows[1:]):
+            extra = batch * (b["context"] - a["context"]) * m.kv_bytes_per_token
+            dt = b["median_s"] - a["median_s"]
+            out.append({"batch": batch, "context_from": a["context"], "context_to": b["context"],
+                        "extra_kv_bytes": extra, "extra_s": dt,
+                        "bytes_per_s": extra / dt if dt > 0 else math.inf})
+    return out
 
 
 def _predict(sm: StepModel, m: Model, r: dict) -> float:
@@ -480,17 +589,55 @@ def leave_one_out(records: Iterable[dict] | str | Path | None = None) -> list[Re
     m = model_from_records(recs)
     floor = eager_floor_s(recs)
     rate = weight_bytes_per_s(recs)
+    matmul = _matmul_rate(recs)
     rows = _step_rows(recs)
     fitted = [r for r in rows if _in_fit(r, floor)]
     full = fit_step_model(recs)
     out = []
     for r in rows:
         if _in_fit(r, floor):
-            sm = _fit_rows([q for q in fitted if q is not r], m, rate, floor, "leave-one-out")
+            sm = _fit_rows([q for q in fitted if q is not r], m, rate, matmul, floor, "leave-one-out")
         else:
             sm = full
         out.append(Residual(r["kind"], *_shape(r), r["median_s"], _predict(sm, m, r), _in_fit(r, floor)))
     return out
+
+
+def batch_holdout(records: Iterable[dict] | str | Path | None = None, *, max_batch: int = 16) -> list[Residual]:
+    """Reach past the fitted batches: fit on decode rows of at most ``max_batch`` sequences, predict the rest.
+
+    The fit keeps every prefill row it would use and drops the decode rows
+    with more than ``max_batch`` sequences; those rows are then predicted
+    (``in_fit`` False).  A model whose per-token terms hold from prompt tokens
+    to decoders' tokens should predict them about as well as it fits them.
+
+    Parameters
+    ----------
+    records : list of dict, path or None
+        The measurements (the shipped file by default).
+    max_batch : int
+        Largest decode batch kept in the fit (>= 1; at least one decode row must stay).
+
+    Returns
+    -------
+    list of Residual
+        One per held-out decode row, in file order.
+    """
+    from .. import _checks
+
+    limit = _checks.integer("max_batch", max_batch, lo=1)
+    recs = _records(records)
+    m = model_from_records(recs)
+    floor = eager_floor_s(recs)
+    rows = [r for r in _step_rows(recs) if _in_fit(r, floor)]
+    kept = [r for r in rows if r["kind"] == "prefill" or r["batch"] <= limit]
+    out = [r for r in rows if r["kind"] == "decode" and r["batch"] > limit]
+    if not any(r["kind"] == "decode" for r in kept) or not out:
+        batches = sorted({r["batch"] for r in rows if r["kind"] == "decode"})
+        raise ValueError(f"max_batch must keep some decode rows in the fit and leave some out "
+                         f"(the rows have batches {batches}; got {limit})")
+    sm = _fit_rows(kept, m, weight_bytes_per_s(recs), _matmul_rate(recs), floor, f"decode batches <= {limit}")
+    return [Residual(r["kind"], *_shape(r), r["median_s"], _predict(sm, m, r), False) for r in out]
 
 
 def compare(records: Iterable[dict] | str | Path | None = None, *, hardware: str | Hardware = "h200",
@@ -591,7 +738,7 @@ def hardware_from_file(path: str | Path | None = None, *, name: str = "measured"
 
 
 __all__ = [
-    "DEFAULT_PATH", "KINDS", "Residual", "ceilings", "compare", "eager_floor_s", "fit_step_model",
-    "hardware_from_file", "leave_one_out", "link_rates", "load", "load_records",
+    "DEFAULT_PATH", "KINDS", "Residual", "batch_holdout", "ceilings", "compare", "eager_floor_s", "fit_step_model",
+    "hardware_from_file", "kv_read_rates", "leave_one_out", "link_rates", "load", "load_records",
     "model_from_records", "residuals", "swap_vs_recompute", "weight_bytes_per_s",
 ]

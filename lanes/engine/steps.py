@@ -21,7 +21,7 @@ last prompt chunk (that is its TTFT); each further output token takes one
 decode step.  Requests may arrive over time; the engine idles until the next
 arrival when it has nothing to do.  Optionally a number of *background*
 decoders are already running when the run starts and keep decoding until the
-last request finishes (the card's "64 decoders").
+last request finishes (for example 64 decoders of long conversations).
 
 The head-of-line and 100K-prompt chains in :mod:`lanes.engine.chains` are computed with
 :func:`simulate`; nothing there is re-derived by hand.
@@ -80,10 +80,9 @@ class StepCost:
     On a datasheet profile the step lasts ``max(compute, memory)`` (the
     roofline).  On a calibrated profile (``hardware.calibration`` set) the
     parts add up, as the measurements say: ``overhead_s`` (fixed per-layer
-    kernels) plus memory time (weights streamed, decoders' KV read, prompt
-    tokens' K/V expansion and activations) plus
-    compute time (matmul FLOPs per token, prefill attention), and
-    ``additive`` is True.
+    kernels) plus memory time (weights streamed, decoders' KV read, every
+    token's activations) plus compute time (the matmul FLOPs not hidden under
+    the weight stream, logits, prefill attention), and ``additive`` is True.
     """
 
     linear_flops: float
@@ -179,9 +178,9 @@ def _step_cost(
             linear_flops=linear,
             attention_flops=attention,
             memory_bytes=memory,
-            linear_s=p["matmul_s"],
+            linear_s=p["matmul_s"] + p["logits_s"],
             attention_s=p["chunk_attention_s"] + p["prior_attention_s"],
-            memory_s=p["weights_s"] + p["decode_attention_s"] + p["prefill_tokens_s"],
+            memory_s=p["weights_s"] + p["decode_attention_s"] + p["tokens_s"],
             overhead_s=p["fixed_s"],
             additive=True,
         )
