@@ -300,7 +300,8 @@ class TestCommandLine:
             (["table", "--hours", "8760"], "hours must be a number in (0, 168] (got 8760.0)"),
             (["table", "--hours", "1e-13"], "hours must be a whole number (>= 1) of seconds"),
             (["table", "--slots", "9" * 5000], "--slots: must be an integer (got '9999"),
-            (["table", "--slots", "9" * 4000, "--hours", "0.01", "--policies", "reserve:" + "9" * 4500], "reserve"),
+            (["table", "--slots", "9" * 4000], "slots must be an integer >= 1 and below 2**64 in size"),
+            (["table", "--hours", "0.01", "--policies", "reserve:" + "9" * 4500], "reserve in policy 'reserve:999"),
             (["steptime", "--hardware", "h100-sxm", "--decode", "1000000000", "0"], "at most 1000000"),
         ],
     )
@@ -312,7 +313,8 @@ class TestCommandLine:
 
     def test_calibrated_steptime_prices_a_huge_batch(self):
         out = cli("steptime", "--decode", "1000000000", "0")
-        assert out.returncode == 0 and "step" in out.stdout and not out.stderr
+        assert out.returncode == 0 and "step" in out.stdout
+        assert "Traceback" not in out.stderr and len(out.stderr.splitlines()) <= 1  # at most the range warning
 
     def test_closed_pipe_is_quiet(self):
         out = cli("chains", stdin_pipe_head=10)
