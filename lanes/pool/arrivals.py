@@ -60,7 +60,7 @@ def poisson_count(lam: float, u: float) -> int:
     Adds the probability mass term by term, from k = 0, until the running
     total reaches ``u``.
     """
-    return _poisson_count(_checks.number("lam", lam, lo=0), _checks.number("u", u, lo=0, hi=1))
+    return _poisson_count(_checks.number("lam", lam, lo=0), _checks.number("u", u))
 
 
 def _poisson_count(lam: float, u: float) -> int:
