@@ -16,7 +16,9 @@ returns, or raises ``ValueError`` whose message names a parameter; a
 ``TypeError`` that Python itself raises for an unexpected or missing argument
 of a fixed signature also passes (the function never ran).  Catch-all
 ``**extensions`` must refuse a misspelt name with a ``ValueError`` listing the
-known ones.
+known ones.  In the CI size each callable gets at most ``CALLABLE_BUDGET_S``
+of call time (a slow model gets fewer examples); ``LANES_FUZZ_EXAMPLES`` turns
+the budget off.
 
     python -m pytest -q -p no:nbval tests/test_fuzz.py          # CI size (~30 s)
     LANES_FUZZ_EXAMPLES=400 python -m pytest -q -p no:nbval tests/test_fuzz.py
