@@ -13,6 +13,7 @@ matplotlib or ipywidgets.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -65,10 +66,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser((part,) if part else _PARTS)
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows up here, inside the handler below
+        return status
     except ValueError as exc:
         print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print(f"{parser.prog} {args.command}: error: out of memory: the input is too large for this machine",
+              file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (``... | head``): stop quietly, as other command-line tools do.
+        # Point stdout at /dev/null so that the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, the status a shell reports for a tool a pipe closed
 
 
 def main_exit() -> None:

@@ -130,7 +130,7 @@ class TestValidation:
             JobStore().submit([], deadline_s=5)
 
     def test_scenario(self):
-        with pytest.raises(ValueError, match=r"items must be an integer >= 1 \(got 0\)"):
+        with pytest.raises(ValueError, match=r"items must be an integer in \[1, 50000\] \(got 0\)"):
             BatchLaneScenario(items=0)
         with pytest.raises(ValueError, match=r"provider_turnaround_h must be a number in \[0, 24\]"):
             BatchLaneScenario(provider_turnaround_h=30)

@@ -51,7 +51,7 @@ class TestPoisson:
         assert poisson_tail(40, k + 1) <= 0.01 < poisson_tail(40, k)
 
     def test_quantile_rejects_q_outside_unit_interval(self):
-        with pytest.raises(ValueError, match=r"q must be in \(0, 1\)"):
+        with pytest.raises(ValueError, match=r"q must be a number in \(0, 1\)"):
             poisson_quantile(40, 1.0)
 
 

@@ -15,9 +15,9 @@ class TestScenario:
             ({"slots": -3}, r"^slots must be an integer >= 1 \(got -3\)$"),
             ({"slots": "64"}, r"^slots must be an integer >= 1 \(got '64'\)$"),
             ({"slots": 2.5}, r"^slots must be an integer >= 1 \(got 2.5\)$"),
-            ({"hours": 0}, r"^hours must be a number in \(0, 8760\] \(got 0\)$"),
-            ({"hours": 1 / 7}, r"^hours must be a whole number of seconds"),
-            ({"backlog": -1}, r"^backlog must be an integer >= 0 \(got -1\)$"),
+            ({"hours": 0}, r"^hours must be a number in \(0, 168\] \(got 0\)$"),
+            ({"hours": 1 / 7}, r"^hours must be a whole number \(>= 1\) of seconds"),
+            ({"backlog": -1}, r"^backlog must be an integer in \[0, 10000000\] \(got -1\)$"),
             ({"batch_service_s": (180, 60)}, r"^batch_service_s must have lo <= hi \(got 180 > 60\)$"),
             ({"batch_service_s": (0, 60)}, r"^batch_service_s lo must be an integer >= 1 \(got 0\)$"),
             ({"inter_service_s": 5}, r"^inter_service_s must be a pair \(lo, hi\)"),
@@ -81,3 +81,276 @@ class TestPolicy:
         p = parse_policy("hybrid:8")
         assert (p.spec, p.label, p.preempts, p.headroom) == ("hybrid:8", "reserve 8+pre", True, 8)
         assert Policy("reserve", reserve=4).spec == "reserve:4"
+
+
+# ---------------------------------------------------------------------------
+# Regression cases from issue 22: each crashed, hung or ate memory before.
+
+import math  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import lanes  # noqa: E402
+from lanes import _checks  # noqa: E402
+from lanes.engine import batcher, chains, continuous, fairness, kvpool, measured, steps  # noqa: E402
+from lanes.lane import queueing  # noqa: E402
+from lanes.pool import arrivals  # noqa: E402
+
+HUGE = 10**400  # an int no float can hold
+
+
+def refused(call, *names):
+    """The ValueError ``call()`` raises: one line that names every one of ``names``."""
+    with pytest.raises(ValueError) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300, message
+    for name in names:
+        assert name in message, (name, message)
+    return message
+
+
+class TestTypesBeforeArithmetic:
+    @pytest.mark.parametrize(
+        "call, name",
+        [
+            (lambda: Scenario(hours=HUGE), "hours"),
+            (lambda: kvpool.KvScenario(block_tokens=HUGE), "block_tokens"),
+            (lambda: lanes.slot_budget(8, HUGE, HUGE, 8), "trough_rate"),
+            (lambda: chains.tenant_cost(a_input_tokens=HUGE), "a_input_tokens"),
+            (lambda: arrivals.poisson_count(HUGE, 0.5), "lam"),
+            (lambda: lanes.simulate("x"), "scenario"),
+            (lambda: steps.simulate(5), "requests"),
+            (lambda: continuous.decode_step_curve(5), "batch_sizes"),
+            (lambda: continuous.decode_step_curve(np.array(3)), "batch_sizes"),
+            (lambda: fairness.schedule([1]), "tenants"),
+            (lambda: fairness.Tenant(None, 1, 1), "name"),
+            (lambda: lanes.TenantLoad(HUGE, 1.0), "name"),
+            (lambda: Scenario(batch_service_s=(1,)), "batch_service_s"),
+            (lambda: lanes.LaneScenario(service_s=(1.0,)), "service_s"),
+            (lambda: lanes.pool_tokens_for(model=np.array([[1.0, 2.0]])), "model"),
+            (lambda: lanes.poisson_quantile(3.0, np.array([0.5, 0.9])), "q"),
+            (lambda: lanes.simulate_lane(policy="fifo"), "policy"),
+            (lambda: lanes.simulate_kv_pool((1,)), "scenario"),
+            (lambda: lanes.chunk(0, 5), "documents"),
+            (lambda: lanes.plan_overflow(5, 7.0), "capacity_items_per_h"),
+            (lambda: measured.residuals(step_model="nope"), "step_model"),
+            (lambda: measured.compare(records=False), "records"),
+            (lambda: lanes.LanePolicy(fair_share=np.array([True, False])), "fair_share"),
+        ],
+    )
+    def test_refused_naming_the_parameter(self, call, name):
+        refused(call, name)
+
+    def test_long_values_are_cut_in_messages(self):
+        message = refused(lambda: Scenario(hours=10**70), "hours")
+        assert message.endswith("(got 100000000000... (71 digits))")
+        message = refused(lambda: Scenario(hours=10**5000), "hours")
+        assert message.endswith("(got an integer of about 5001 digits)")
+
+    def test_numpy_scalars_and_whole_floats_count_as_numbers(self):
+        sc = Scenario(slots=np.int64(8), hours=np.float64(0.05), trough_rate=np.float32(1.0))
+        assert sc.slots == 8 and isinstance(sc.slots, int)
+        assert chains.long_prompt(decoders=64.0) == chains.long_prompt(decoders=64)
+        assert batcher.simulate_batches(5.0) == batcher.simulate_batches(5)
+
+    def test_step_cost_takes_catalog_names(self):
+        by_name = lanes.step_cost([(0, 512)], model="llama-3.1-8b", hardware="h100-sxm")
+        by_entry = lanes.step_cost([(0, 512)], model=lanes.get_model("llama-3.1-8b"),
+                                   hardware=lanes.get_hardware("h100-sxm"))
+        assert by_name == by_entry
+
+    def test_a_stream_drawn_for_another_scenario_is_refused(self):
+        small = Scenario(hours=0.05, backlog=60)
+        refused(lambda: lanes.simulate(Scenario(), "hybrid:2", stream=lanes.draw_stream(small)), "stream")
+        refused(lambda: lanes.simulate(small, "priority", stream=""), "stream")
+
+
+class TestUnknownKeywords:
+    @pytest.mark.parametrize(
+        "call",
+        [
+            lambda: lanes.simulate(agin_s=5),
+            lambda: lanes.run_table(agin_s=5),
+            lambda: lanes.parse_policy("preempt", agin_s=5),
+            lambda: lanes.sweep_scenarios("fifo", "slots", [1], agin_s=5),
+        ],
+    )
+    def test_misspelt_extension_lists_the_known_ones(self, call):
+        message = refused(call, "agin_s")
+        assert "known: floor, aging_s, victim, min_run_s" in message
+
+    def test_keywords_passed_on_to_the_queue(self):
+        message = refused(lambda: queueing.knee_sweep([0.5], agin_s=5), "agin_s")
+        assert "requests" in message  # the known keywords are listed
+
+
+class TestExactRules:
+    def test_integer_bounds_print_exactly(self):
+        message = refused(lambda: _checks.integer("decoders", 10_000_001, lo=0, hi=10_000_000), "decoders")
+        assert message == "decoders must be an integer in [0, 10000000] (got 10000001)"
+
+    def test_relative_rule_names_the_other_parameter(self):
+        message = refused(lambda: kvpool.KvScenario(pool_tokens=8, block_tokens=16), "pool_tokens")
+        assert message == "pool_tokens must be an integer >= block_tokens (got 8, block_tokens=16)"
+
+    def test_relative_rule_in_the_step_simulator(self):
+        refused(lambda: chains.long_prompt(decoders=9000, budget_tokens=8192), "decoders", "budget_tokens")
+
+
+class TestNothingHangs:
+    """Each call answers or refuses at once (well inside the fuzz's 10 s)."""
+
+    @pytest.mark.parametrize(
+        "call, name",
+        [
+            (lambda: chains.hol_blocking(short_prompts=10**9), "short_prompts"),
+            (lambda: chains.hol_blocking(long_prompt_tokens=10**9), "long_prompt_tokens"),
+            (lambda: chains.long_prompt(prompt_tokens=10**9), "prompt_tokens"),
+            (lambda: chains.goodput(tpot_target_s=1e300), "tpot_target_s"),
+            (lambda: fairness.schedule([fairness.Tenant("a", 1, 1)], capacity_weighted_tokens=1e17),
+             "capacity_weighted_tokens"),
+            (lambda: steps.simulate([steps.Request(10**9, 10**9)]), "requests"),
+            (lambda: steps.simulate([steps.Request(100, 10)], budget_tokens=10**9, decoders=10**9 - 1), "decoders"),
+            (lambda: lanes.simulate_batching(lanes.BatchingScenario(requests=10**7)), "requests"),
+            (lambda: lanes.simulate_kv_pool(lanes.KvScenario(seconds=10**8)), "seconds"),
+            (lambda: lanes.Scenario(hours=8760), "hours"),
+            (lambda: lanes.Scenario(hours=1e-13), "hours"),
+            (lambda: lanes.Scenario(hours=100, peak_rate=500), "hours"),
+            (lambda: lanes.LaneScenario(duration_s=1e12), "duration_s"),
+            (lambda: lanes.BatchLaneScenario(items=10**9), "items"),
+            (lambda: queueing.rho_limit(step=1e-9), "step"),
+            (lambda: lanes.poisson_tail(HUGE, 3), "mean"),
+            (lambda: asyncio_run(batcher.run_async(10**5, max_batch=1)), "requests"),
+        ],
+    )
+    def test_refused_at_once(self, call, name):
+        start = time.perf_counter()
+        refused(call, name)
+        assert time.perf_counter() - start < 5
+
+    def test_poisson_quantile_with_a_large_mean_is_a_closed_form(self):
+        start = time.perf_counter()
+        k = lanes.poisson_quantile(1e12, 0.99)
+        assert time.perf_counter() - start < 1
+        assert abs(k - (1e12 + 2.326348 * 1e6)) < 10  # mean + z(0.99) x sd
+        assert lanes.poisson_tail(1e12, k) == pytest.approx(0.01, rel=1e-3)
+        assert lanes.poisson_tail(3.0, 10**9) == 0.0
+
+    def test_tenant_cost_with_tiny_weights_answers(self):
+        start = time.perf_counter()
+        r = chains.tenant_cost(input_weight=1e-300, output_weight=1e-300)
+        assert time.perf_counter() - start < 1
+        assert r.ratio == pytest.approx(9000 / 300)
+        assert r.round_robin_share_b == pytest.approx(9000 / 9300)
+
+
+def asyncio_run(coroutine):
+    import asyncio
+
+    return asyncio.run(coroutine)
+
+
+def test_a_backlog_of_ten_million_needs_well_under_a_gigabyte():
+    code = (
+        "import resource, lanes\n"
+        "lanes.draw_stream(lanes.Scenario(hours=0.01, backlog=10**7))\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert int(out.stdout) * 1024 < 600 * 2**20  # kilobytes on Linux
+
+
+def test_words_drawn_in_pieces_are_the_same_words():
+    import random
+
+    from lanes.pool import arrivals
+
+    rates = [0.5, 3.0, 0.0, 7.5] * 40
+    whole = arrivals._draw_with_calls(random.Random(5), rates, 300, (60, 180), (4, 12))
+    saved = arrivals._WORDS_PER_CALL
+    arrivals._WORDS_PER_CALL = 7  # force many getrandbits calls
+    try:
+        pieces = arrivals._draw_with_words(random.Random(5), rates, 300, (60, 180), (4, 12))
+    finally:
+        arrivals._WORDS_PER_CALL = saved
+    assert pieces == whole
+
+
+# ---------------------------------------------------------------------------
+# The command line: one line on stderr and status 2, or a normal result.
+
+
+def cli(*args: str, stdin_pipe_head: int | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "lanes", *args]
+    if stdin_pipe_head is None:
+        return subprocess.run(command, capture_output=True, text=True, timeout=120)
+    shell = " ".join(map(repr, command)) + f" | head -c {stdin_pipe_head}"
+    return subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True, timeout=120)
+
+
+class TestCommandLine:
+    @pytest.mark.parametrize(
+        "args, needle",
+        [
+            (["table", "--hours", "8760"], "hours must be a number in (0, 168] (got 8760.0)"),
+            (["table", "--hours", "1e-13"], "hours must be a whole number (>= 1) of seconds"),
+            (["table", "--slots", "9" * 5000], "--slots: must be an integer (got '9999"),
+            (["table", "--slots", "9" * 4000], "slots must be an integer >= 1 and below 2**64 in size"),
+            (["table", "--hours", "0.01", "--policies", "reserve:" + "9" * 4500], "reserve in policy 'reserve:999"),
+            (["steptime", "--hardware", "h100-sxm", "--decode", "1000000000", "0"], "at most 1000000"),
+        ],
+    )
+    def test_one_line_and_status_2(self, args, needle):
+        out = cli(*args)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1, out.stderr[-2000:]
+        assert needle in lines[0] and len(lines[0]) < 300, lines[0][:400]
+
+    def test_calibrated_steptime_prices_a_huge_batch(self):
+        out = cli("steptime", "--decode", "1000000000", "0")
+        assert out.returncode == 0 and "step" in out.stdout
+        assert "Traceback" not in out.stderr and len(out.stderr.splitlines()) <= 1  # at most the range warning
+
+    def test_closed_pipe_is_quiet(self):
+        out = cli("chains", stdin_pipe_head=10)
+        assert len(out.stdout) == 10
+        assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
+
+
+# ---------------------------------------------------------------------------
+# The measured-steps loader: one line naming the file, the line and the field.
+
+
+class TestLoader:
+    GOOD = measured.DEFAULT_PATH.read_bytes().splitlines()
+
+    def write(self, tmp_path, lines: list[bytes]):
+        path = tmp_path / "steps.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        return path
+
+    def test_missing_file_and_directory(self, tmp_path):
+        refused(lambda: measured.load_records(tmp_path / "nope.jsonl"), "path", "nope.jsonl")
+        refused(lambda: measured.load_records(tmp_path), "path")
+        refused(lambda: measured.load_records(5), "path")
+
+    @pytest.mark.parametrize(
+        "bad, where",
+        [
+            (b"\xff\xfe not text", "not UTF-8"),
+            (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
+            (b'{"kind": "decode", "batch": 1' + b"0" * 5000 + b', "context": 0, "median_s": 0.01}', "not valid JSON"),
+            (b'{"kind": "decode", "batch": 1' + b"0" * 400 + b', "context": 0, "median_s": 0.01}', "field 'batch'"),
+            (b'{"kind": "decode", "batch": 8, "context": 0, "median_s": 1e400}', "field 'median_s'"),
+        ],
+    )
+    def test_malformed_line(self, tmp_path, bad, where):
+        path = self.write(tmp_path, [*self.GOOD[:3], bad, *self.GOOD[3:]])
+        message = refused(lambda: measured.load_records(path), "steps.jsonl line 4", where)
+        assert message.startswith("steps.jsonl line 4: ")
+        refused(lambda: measured.fit_step_model(path), "steps.jsonl line 4")

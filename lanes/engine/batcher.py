@@ -41,6 +41,14 @@ class QueueFullError(asyncio.QueueFull):
     """Raised by :meth:`MicroBatcher.submit` when the queue already holds ``max_queue`` requests."""
 
 
+#: Most requests :func:`simulate_batches` takes (a count or a list of times): about 4 s.
+MAX_ARRIVALS = 200_000
+#: Most requests :func:`run_async` submits, and the most real time it may wait (s):
+#: it sleeps for every model call and window, so its run time is real.
+MAX_ASYNC_REQUESTS = 100_000
+MAX_ASYNC_WALL_S = 10.0
+
+
 def _check_rule(max_batch: object, max_wait_s: object, model_call_s: object, max_queue: object):
     mb = _checks.integer("max_batch", max_batch, lo=1)
     mw = _checks.number("max_wait_s", max_wait_s, lo=0)
@@ -209,7 +217,14 @@ async def run_async(
     Rejected submissions are counted, not raised.  Await it, or call
     ``asyncio.run(run_async(...))`` outside a running event loop.
     """
-    n = _checks.integer("requests", requests, lo=0)
+    n = _checks.integer("requests", requests, lo=0, hi=MAX_ASYNC_REQUESTS)
+    mb, mw, mc, _ = _check_rule(max_batch, max_wait_s, model_call_s, max_queue)
+    wall = -(-n // mb) * (mc + mw)
+    if wall > MAX_ASYNC_WALL_S:
+        raise ValueError(
+            f"requests / max_batch x (model_call_s + max_wait_s) must be at most {_checks.bound(MAX_ASYNC_WALL_S)} s "
+            f"of real waiting (got {wall:.6g} s: requests={n}, max_batch={mb}, model_call_s={mc!r}, max_wait_s={mw!r})"
+        )
     batcher = MicroBatcher(max_batch=max_batch, max_wait_s=max_wait_s, model_call_s=model_call_s, max_queue=max_queue)
     worker = asyncio.create_task(batcher.run())
     start = time.monotonic()
@@ -272,10 +287,11 @@ def simulate_batches(
     0.17
     """
     mb, mw, mc, mq = _check_rule(max_batch, max_wait_s, model_call_s, max_queue)
-    if isinstance(arrivals, int) and not isinstance(arrivals, bool):
-        times = [0.0] * _checks.integer("arrivals", arrivals, lo=0)
+    if _checks.items(arrivals) is None:  # a count
+        times = [0.0] * _checks.integer("arrivals", arrivals, lo=0, hi=MAX_ARRIVALS)
     else:
-        times = sorted(_checks.number("arrival time", a, lo=0) for a in arrivals)
+        listed = _checks.sequence("arrivals", arrivals, what="arrival times", max_len=MAX_ARRIVALS)
+        times = sorted(_checks.number("arrival time", a, lo=0) for a in listed)
 
     # The state machine: the batcher is idle, collecting (a window is open) or
     # busy (a model call runs).  Arrivals always pass the queue's bound first;

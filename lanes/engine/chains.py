@@ -26,6 +26,19 @@ class _Result:
         return asdict(self)  # type: ignore[call-overload]
 
 
+#: Documented limits of the chains that run the step simulator or size a batch:
+#: prompt length, prompts behind the long one, decoders, batch and context.
+MAX_PROMPT_TOKENS = 10_000_000
+MAX_SHORT_PROMPTS = 10_000
+MAX_DECODERS = 65_536
+MAX_BATCH = 10_000_000
+MAX_CONTEXT_TOKENS = 100_000_000
+#: Longest time-per-output-token target :func:`goodput` sizes a batch for (s).
+MAX_TPOT_TARGET_S = 3_600.0
+#: Most tokens per request :func:`tenant_cost` prices.
+MAX_REQUEST_TOKENS = 10**12
+
+
 def _model(model: Model | str) -> Model:
     return model if isinstance(model, Model) else get_model(model)
 
@@ -195,10 +208,10 @@ def goodput(
         9.9 ms and 6,450 tok/s at 64; 15.1 ms and 8,505 tok/s at 128, 32% more
         throughput and zero goodput; the largest batch meeting the target.
     """
-    small = _checks.integer("batch_small", batch_small, lo=1)
-    large = _checks.integer("batch_large", batch_large, lo=1)
-    ctx = _checks.integer("context_tokens", context_tokens, lo=1)
-    target = _checks.number("tpot_target_s", tpot_target_s, lo=0, lo_open=True)
+    small = _checks.integer("batch_small", batch_small, lo=1, hi=MAX_BATCH)
+    large = _checks.integer("batch_large", batch_large, lo=1, hi=MAX_BATCH)
+    ctx = _checks.integer("context_tokens", context_tokens, lo=1, hi=MAX_CONTEXT_TOKENS)
+    target = _checks.number("tpot_target_s", tpot_target_s, lo=0, lo_open=True, hi=MAX_TPOT_TARGET_S)
     m, h = _model(model), _hardware(hardware)
 
     def tpot(batch: int) -> float:
@@ -210,7 +223,7 @@ def goodput(
     tps_small, tps_large = small / t_small, large / t_large
     if h.calibration is not None:  # step time grows with the batch: bisect
         lo, hi = 0, 1
-        while tpot(hi) <= target:
+        while tpot(hi) <= target and hi <= MAX_BATCH:  # past MAX_BATCH the answer is capped there
             lo, hi = hi, hi * 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -274,8 +287,9 @@ def swap_vs_recompute(
         Break-even bandwidth: swap bytes per token / recompute time (7.6 GB/s);
         copies slower than that lose to recompute.
     """
-    ctx = _checks.integer("context_tokens", context_tokens, lo=1)
+    ctx = _checks.integer("context_tokens", context_tokens, lo=1, hi=MAX_CONTEXT_TOKENS)
     link = _checks.number("link_bytes_per_s", link_bytes_per_s, lo=0, lo_open=True)
+    _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
     m, h = _model(model), _hardware(hardware)
     swap_bytes = 2 * m.kv_bytes_per_token
     cost = step_cost([(0, ctx)], model=m, hardware=h, mfu=mfu)
@@ -338,8 +352,13 @@ def hol_blocking(
         1.80 s; by length they see 0.27 s while the long prompt waits one more
         step (+0.16 s); mean TTFT 1.78 s -> 0.41 s.
     """
-    n_short = _checks.integer("short_prompts", short_prompts, lo=1)
-    reqs = [Request(long_prompt_tokens)] + [Request(short_prompt_tokens)] * n_short
+    n_short = _checks.integer("short_prompts", short_prompts, lo=1, hi=MAX_SHORT_PROMPTS)
+    long_tokens = _checks.integer("long_prompt_tokens", long_prompt_tokens, lo=1, hi=MAX_PROMPT_TOKENS)
+    short_tokens = _checks.integer("short_prompt_tokens", short_prompt_tokens, lo=1, hi=MAX_PROMPT_TOKENS)
+    budget_tokens = _checks.integer("budget_tokens", budget_tokens, lo=1)
+    _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
+    model, hardware = _model(model), _hardware(hardware)
+    reqs = [Request(long_tokens)] + [Request(short_tokens)] * n_short
     kw = dict(budget_tokens=budget_tokens, mfu=mfu, model=model, hardware=hardware)
     fcfs = simulate(reqs, order="fcfs", **kw)
     by_len = simulate(reqs, order="by-length", **kw)
@@ -480,6 +499,15 @@ def long_prompt(
         adds 70 ms of attention; the decoders' inter-token latency goes from a
         9.9 ms decode-only step to 301 ms and climbs from there.
     """
+    prompt_tokens = _checks.integer("prompt_tokens", prompt_tokens, lo=1, hi=MAX_PROMPT_TOKENS)
+    budget_tokens = _checks.integer("budget_tokens", budget_tokens, lo=1)
+    decoders = _checks.integer("decoders", decoders, lo=0, hi=MAX_DECODERS)
+    _checks.integer("decoders", decoders, hi=budget_tokens - 1, hi_name="budget_tokens - 1")
+    decoder_context_tokens = _checks.integer(
+        "decoder_context_tokens", decoder_context_tokens, lo=0, hi=MAX_CONTEXT_TOKENS
+    )
+    _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
+    model, hardware = _model(model), _hardware(hardware)
     run = simulate(
         [Request(prompt_tokens)],
         budget_tokens=budget_tokens,
@@ -553,20 +581,34 @@ def tenant_cost(
         22/23 = 96% of the weighted tokens; the token-fair scheduler of
         :mod:`lanes.engine.fairness` gives B about half.
     """
-    from .fairness import Tenant, schedule
+    from .fairness import MAX_ADMISSIONS, Tenant, _admissions_needed, schedule
 
-    a = Tenant("A", a_input_tokens, a_output_tokens)
-    b = Tenant("B", b_input_tokens, b_output_tokens)
+    tokens = {}
+    for name, value, lo in (("a_input_tokens", a_input_tokens, 1), ("a_output_tokens", a_output_tokens, 0),
+                            ("b_input_tokens", b_input_tokens, 1), ("b_output_tokens", b_output_tokens, 0)):
+        tokens[name] = _checks.integer(name, value, lo=lo)
+        _checks.limit(name, tokens[name], MAX_REQUEST_TOKENS)
+    a = Tenant("A", tokens["a_input_tokens"], tokens["a_output_tokens"])
+    b = Tenant("B", tokens["b_input_tokens"], tokens["b_output_tokens"])
     kw = dict(input_weight=input_weight, output_weight=output_weight)
     cost_a, cost_b = a.cost(**kw), b.cost(**kw)
-    rr = schedule([a, b], policy="round-robin", **kw)
-    fair = schedule([a, b], policy="token-fair", **kw)
+    if not (cost_a > 0 and cost_b > 0):
+        raise ValueError(
+            f"input_weight and output_weight must give each request a cost > 0 weighted tokens "
+            f"(got cost_a={cost_a!r}, cost_b={cost_b!r})"
+        )
+    capacity = 1e6  # schedule's default run
+    if max(_admissions_needed((cost_a, cost_b), capacity, p) for p in ("round-robin", "token-fair")) <= MAX_ADMISSIONS:
+        rr_b = schedule([a, b], policy="round-robin", **kw).shares["B"]
+        fair_b = schedule([a, b], policy="token-fair", **kw).shares["B"]
+    else:  # requests so cheap that the run would admit millions: the shares it tends to
+        rr_b, fair_b = cost_b / (cost_a + cost_b), 0.5
     return TenantCost(
         cost_a=cost_a,
         cost_b=cost_b,
         ratio=cost_b / cost_a,
-        round_robin_share_b=rr.shares["B"],
-        fair_share_b=fair.shares["B"],
+        round_robin_share_b=rr_b,
+        fair_share_b=fair_b,
     )
 
 
@@ -618,9 +660,10 @@ def token_weights(
         (about 4.8 for 64 decoders of 2,048 tokens and 200-token prompts on
         Llama 3.1 8B and an H100 SXM).
     """
-    n = _checks.integer("decoders", decoders, lo=1)
-    ctx = _checks.integer("decoder_context_tokens", decoder_context_tokens, lo=0)
-    p = _checks.integer("prompt_tokens", prompt_tokens, lo=1)
+    n = _checks.integer("decoders", decoders, lo=1, hi=MAX_DECODERS)
+    ctx = _checks.integer("decoder_context_tokens", decoder_context_tokens, lo=0, hi=MAX_CONTEXT_TOKENS)
+    p = _checks.integer("prompt_tokens", prompt_tokens, lo=1, hi=MAX_PROMPT_TOKENS)
+    _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
     m, h = _model(model), _hardware(hardware)
     input_s = step_cost([(0, p)], model=m, hardware=h, mfu=mfu).compute_s / p
     output_s = step_cost([(ctx, 1)] * n, model=m, hardware=h, mfu=mfu).duration_s / n

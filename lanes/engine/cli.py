@@ -227,6 +227,10 @@ def steptime(
     else:
         if eager:
             raise ValueError(f"--eager needs a calibrated hardware profile such as h200-measured (got {hardware!r})")
+        from .steps import MAX_STEP_SEQUENCES
+
+        _checks.limit("--decode BATCH", batch + len(chunks), MAX_STEP_SEQUENCES,
+                      why=f"sequences one step prices on a datasheet profile such as {hardware}")
         cost = step_cost([(context, 1)] * batch + [(p, n) for n, p in chunks], model=m, hardware=h, mfu=mfu)
         parts = {"memory_s": cost.memory_s, "linear_s": cost.linear_s, "attention_s": cost.attention_s}
         step = cost.duration_s

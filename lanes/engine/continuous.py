@@ -30,7 +30,14 @@ from dataclasses import dataclass, replace
 
 from .. import _checks
 from .hardware import Hardware, Model, get_hardware, get_model
-from .steps import step_cost
+from .steps import MAX_STEP_SEQUENCES
+from .steps import _step_cost as step_cost  # callers here pass checked sequences
+
+#: Most tokens one :func:`simulate_batching` run decodes (requests x the longest
+#: output): about 6 s on the course machine.
+MAX_DECODED_TOKENS = 10_000_000
+#: Largest batch :func:`decode_step_curve` prices.
+MAX_DECODE_BATCH = 1_000_000
 
 __all__ = [
     "MODES",
@@ -106,9 +113,14 @@ def decode_step_curve(
     """
     m, h = _resolve(model, hardware)
     ctx = _checks.integer("context_tokens", context_tokens, lo=0)
+    _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
+    sizes = _checks.sequence("batch_sizes", batch_sizes, what="batch sizes")
+    sizes = [_checks.integer("batch size", b, lo=1) for b in sizes]
+    for b in sizes:
+        _checks.limit("batch size", b, MAX_DECODE_BATCH)
+    _checks.limit("batch_sizes", sum(sizes), MAX_STEP_SEQUENCES, why="sequences priced in all")
     out = []
-    for b in batch_sizes:
-        b = _checks.integer("batch size", b, lo=1)
+    for b in sizes:
         c = step_cost([(ctx, 1)] * b, model=m, hardware=h, mfu=mfu)
         out.append(
             DecodeStep(
@@ -160,8 +172,14 @@ class BatchingScenario:
         object.__setattr__(self, "output_tokens", _checks.int_range("output_tokens", self.output_tokens, lo=1))
         object.__setattr__(self, "prompt_tokens", _checks.integer("prompt_tokens", self.prompt_tokens, lo=0))
         object.__setattr__(self, "mfu", _checks.number("mfu", self.mfu, lo=0, hi=1, lo_open=True))
-        object.__setattr__(self, "seed", _checks.integer("seed", self.seed))
+        object.__setattr__(self, "seed", _checks.integer("seed", self.seed, big=True))
         _resolve(self.model, self.hardware)
+        most = self.requests * self.output_tokens[1]
+        if most > MAX_DECODED_TOKENS:
+            raise ValueError(
+                f"requests x output_tokens hi must be at most {MAX_DECODED_TOKENS} decoded tokens "
+                f"(got {_checks.show(most)}: requests={_checks.show(self.requests)}, output_tokens={self.output_tokens})"
+            )
 
     def lengths(self) -> tuple[int, ...]:
         """Every request's output length (tokens), drawn from ``random.Random(seed)``."""
@@ -256,7 +274,7 @@ def simulate_batching(scenario: BatchingScenario | None = None, mode: str = "con
     BatchingResult
         Per-request finish times and the per-step occupancy.
     """
-    sc = scenario or BatchingScenario()
+    sc = BatchingScenario() if _checks.instance("scenario", scenario, BatchingScenario, none_ok=True) is None else scenario
     _checks.choice("mode", mode, MODES)
     m, h = _resolve(sc.model, sc.hardware)
     lengths = sc.lengths()

@@ -38,6 +38,7 @@ class Tenant:
     output_tokens: int
 
     def __post_init__(self) -> None:
+        _checks.text("name", self.name)
         object.__setattr__(self, "input_tokens", _checks.integer("input_tokens", self.input_tokens, lo=1))
         object.__setattr__(self, "output_tokens", _checks.integer("output_tokens", self.output_tokens, lo=0))
 
@@ -46,6 +47,23 @@ class Tenant:
         wi = _checks.number("input_weight", input_weight, lo=0)
         wo = _checks.number("output_weight", output_weight, lo=0)
         return wi * self.input_tokens + wo * self.output_tokens
+
+
+#: Most admissions one :func:`schedule` run makes (each is kept in ``order``).
+MAX_ADMISSIONS = 1_000_000
+
+
+def _admissions_needed(costs: Sequence[float], capacity: float, policy: str) -> float:
+    """About how many admissions :func:`schedule` makes before ``capacity`` is given out.
+
+    Round-robin admits one request of each tenant per round, a round costing
+    the sum of the costs; token-fair gives each tenant about an equal share of
+    the capacity, in requests of its own cost.
+    """
+    n = len(costs)
+    if policy == "round-robin":
+        return n * capacity / sum(costs) + n
+    return sum(capacity / n / c for c in costs) + n
 
 
 # Policies share one signature: (weighted tokens charged so far per tenant,
@@ -130,14 +148,23 @@ def schedule(
     """
     pick = POLICIES[_checks.choice("policy", policy, tuple(POLICIES))]
     capacity = _checks.number("capacity_weighted_tokens", capacity_weighted_tokens, lo=0, lo_open=True)
+    tenants = _checks.sequence("tenants", tenants, what="Tenant")
     if not tenants:
         raise ValueError("tenants must contain at least one tenant (got 0)")
+    for t in tenants:
+        _checks.instance("tenants", t, Tenant)
     names = [t.name for t in tenants]
     if len(set(names)) != len(names):
         raise ValueError(f"tenants must have unique names (got {', '.join(names)})")
     costs = [t.cost(input_weight=input_weight, output_weight=output_weight) for t in tenants]
     if not all(c > 0 for c in costs):
-        raise ValueError("every tenant's request must cost > 0 weighted tokens (check the weights)")
+        raise ValueError("every tenant's request must cost > 0 weighted tokens (check input_weight and output_weight)")
+    needed = _admissions_needed(costs, capacity, policy)
+    if needed > MAX_ADMISSIONS:
+        raise ValueError(
+            f"capacity_weighted_tokens must leave at most {MAX_ADMISSIONS} admissions, each one recorded "
+            f"(got {capacity!r}: about {needed:.3g} admissions at these request costs)"
+        )
 
     charged = [0.0] * len(tenants)
     counts = [0] * len(tenants)

@@ -55,6 +55,12 @@ class Hardware:
     calibration: StepModel | None = None
 
     def __post_init__(self) -> None:
+        _checks.text("name", self.name)
+        _checks.text("source", self.source, empty=True)
+        if self.calibration is not None:
+            from .calibration import StepModel
+
+            _checks.instance("calibration", self.calibration, StepModel, none_ok=True)
         _checks.number("hbm_bytes_per_s", self.hbm_bytes_per_s, lo=0, lo_open=True)
         _checks.number("bf16_flops_per_s", self.bf16_flops_per_s, lo=0, lo_open=True)
         _checks.number("memory_bytes", self.memory_bytes, lo=0, lo_open=True)
@@ -109,6 +115,8 @@ class Model:
     vocab: int = 0
 
     def __post_init__(self) -> None:
+        _checks.text("name", self.name)
+        _checks.text("source", self.source, empty=True)
         _checks.number("params", self.params, lo=0, lo_open=True)
         _checks.integer("layers", self.layers, lo=1)
         _checks.integer("d_model", self.d_model, lo=1)

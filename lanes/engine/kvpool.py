@@ -29,11 +29,17 @@ import random
 from dataclasses import dataclass, field, replace
 
 from .. import _checks
-from ..pool.arrivals import poisson_count
+from ..pool.arrivals import _poisson_count as poisson_count  # checked rates, uniform draws
 from .hardware import Hardware, Model, get_hardware, get_model
 
 RULES = ("slots", "tokens")
 """Headroom rules: count free sequence slots, or free KV tokens."""
+
+
+#: Longest simulated window of :class:`KvScenario`, in seconds (two days: about 5 s).
+MAX_SECONDS = 2 * 86_400
+#: Most chats a :class:`KvScenario` may expect (rate x seconds), each simulated.
+MAX_EXPECTED_CHATS = 2_000_000
 
 
 def _model(model: Model | str) -> Model:
@@ -69,7 +75,7 @@ def pool_tokens_for(
     m, h = _model(model), _hardware(hardware)
     spare = h.memory_bytes * frac - m.weight_bytes
     if spare <= 0:
-        raise ValueError(f"memory_fraction leaves no room for KV after the weights (got {frac:g})")
+        raise ValueError(f"memory_fraction leaves no room for KV after the weights (got {frac!r})")
     return int(spare // m.kv_bytes_per_token)
 
 
@@ -114,7 +120,8 @@ class KvScenario:
     backlog : int
         Batch sequences queued at t = 0.
     seconds : int
-        Simulated time (one tick per second).
+        Simulated time (one tick per second), at most :data:`MAX_SECONDS`; the
+        expected chats, ``chat_rate_per_s x seconds``, at most :data:`MAX_EXPECTED_CHATS`.
     warmup_s : int
         Chats arriving before this tick are not measured (the pool starts empty,
         so the first minutes are not typical); < ``seconds``.
@@ -142,7 +149,7 @@ class KvScenario:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "block_tokens", _checks.integer("block_tokens", self.block_tokens, lo=1))
-        set_(self, "pool_tokens", _checks.integer("pool_tokens", self.pool_tokens, lo=self.block_tokens))
+        set_(self, "pool_tokens", _checks.integer("pool_tokens", self.pool_tokens, lo=self.block_tokens, lo_name="block_tokens"))
         set_(self, "max_sequences", _checks.integer("max_sequences", self.max_sequences, lo=1))
         set_(self, "chat_rate_per_s", _checks.number("chat_rate_per_s", self.chat_rate_per_s, lo=0, hi=500))
         set_(self, "chat_tokens", _checks.integer("chat_tokens", self.chat_tokens, lo=1))
@@ -150,15 +157,22 @@ class KvScenario:
         set_(self, "batch_tokens", _checks.integer("batch_tokens", self.batch_tokens, lo=1))
         set_(self, "batch_hold_s", _checks.integer("batch_hold_s", self.batch_hold_s, lo=1))
         set_(self, "backlog", _checks.integer("backlog", self.backlog, lo=0))
-        set_(self, "seconds", _checks.integer("seconds", self.seconds, lo=1))
-        set_(self, "warmup_s", _checks.integer("warmup_s", self.warmup_s, lo=0, hi=self.seconds - 1))
-        set_(self, "seed", _checks.integer("seed", self.seed))
+        set_(self, "seconds", _checks.integer("seconds", self.seconds, lo=1, hi=MAX_SECONDS))
+        set_(self, "warmup_s", _checks.integer("warmup_s", self.warmup_s, lo=0, hi=self.seconds - 1, hi_name="seconds - 1"))
+        if self.chat_rate_per_s * self.seconds > MAX_EXPECTED_CHATS:
+            raise ValueError(
+                f"chat_rate_per_s x seconds must expect at most {MAX_EXPECTED_CHATS} chats "
+                f"(got {self.chat_rate_per_s * self.seconds:.0f}: chat_rate_per_s={self.chat_rate_per_s!r}, "
+                f"seconds={self.seconds})"
+            )
+        set_(self, "seed", _checks.integer("seed", self.seed, big=True))
         _model(self.model)
         _hardware(self.hardware)
         for name in ("chat_tokens", "batch_tokens"):
             if self.blocks_for(getattr(self, name)) > self.pool_blocks:
                 raise ValueError(
-                    f"{name} must fit in the pool (got {getattr(self, name)} tokens, pool {self.pool_tokens})"
+                    f"{name} must fit in the pool, at most pool_tokens rounded down to whole blocks "
+                    f"(got {getattr(self, name)} tokens, pool_tokens={self.pool_tokens}, block_tokens={self.block_tokens})"
                 )
 
     @property
@@ -240,7 +254,7 @@ def parse_rule(rule: str) -> dict[str, int]:
     ``"slots:8"`` keeps 8 sequence slots free of batch, ``"tokens:100000"``
     keeps 100,000 KV tokens free, and ``"slots:16+tokens:50000"`` requires both.
     """
-    bad = f"rule must be 'slots:R', 'tokens:R' or both joined by '+', with R an integer >= 0 (got {rule!r})"
+    bad = f"rule must be 'slots:R', 'tokens:R' or both joined by '+', with R an integer >= 0 (got {_checks.show(rule)})"
     if not isinstance(rule, str) or not rule.strip():
         raise ValueError(bad)
     out: dict[str, int] = {}
@@ -283,7 +297,7 @@ def simulate_kv_pool(scenario: KvScenario | None = None, rule: str = "slots:8") 
     -------
     KvPoolResult
     """
-    sc = KvScenario() if scenario is None else scenario
+    sc = KvScenario() if _checks.instance("scenario", scenario, KvScenario, none_ok=True) is None else scenario
     clauses = parse_rule(rule)
     keep_slots = clauses.get("slots", 0)
     rng = random.Random(sc.seed)

@@ -76,9 +76,12 @@ DEFAULT_PATH = Path(__file__).parent / "data" / "h200-llama-3.1-8b-steps.jsonl"
 KINDS = ("env", "check", "ceiling", "link", "decode", "prefill", "ablation")
 """Allowed values of the ``kind`` field."""
 
-_POS = "a number > 0"
-_INT1 = "an integer >= 1"
-_INT0 = "an integer >= 0"
+#: Largest value a step-timing field may hold: far past any real measurement,
+#: small enough that the fit's arithmetic stays in float range.
+MAX_FIELD_VALUE = 10**15
+_POS = "a number in (0, 1e15]"
+_INT1 = "an integer in [1, 10**15]"
+_INT0 = "an integer in [0, 10**15]"
 _REQUIRED: dict[str, dict[str, str]] = {
     "env": {"shape": "an object", "params": _POS, "kv_bytes_per_token": _POS},
     "check": {},
@@ -94,11 +97,12 @@ _SHAPE_KEYS = ("layers", "d", "heads", "kv_heads", "head_dim")
 
 
 def _ok(rule: str, value: Any) -> bool:
-    if rule == _POS:
+    if rule == _POS:  # compared before any float conversion: a 400-digit int is refused, not overflowed
         return (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and math.isfinite(value) and value > 0)
+                and 0 < value <= MAX_FIELD_VALUE)
     if rule in (_INT1, _INT0):
-        return isinstance(value, int) and not isinstance(value, bool) and value >= (rule == _INT1)
+        return (isinstance(value, int) and not isinstance(value, bool)
+                and (rule == _INT0 or value >= 1) and 0 <= value <= MAX_FIELD_VALUE)
     if rule == "a string":
         return isinstance(value, str)
     if rule == "true or false":
@@ -113,20 +117,20 @@ def _check_record(rec: Any, where: str) -> None:
         raise ValueError(f"{where}: must be a JSON object (got {type(rec).__name__})")
     kind = rec.get("kind")
     if kind not in KINDS:
-        raise ValueError(f"{where}: field 'kind' must be one of {', '.join(KINDS)} (got {kind!r})")
+        raise ValueError(f"{where}: field 'kind' must be one of {', '.join(KINDS)} (got {_show(kind)})")
     for field, rule in _REQUIRED[kind].items():
         if field not in rec:
             raise ValueError(f"{where}: field {field!r} is missing ({kind} lines need it)")
         if not _ok(rule, rec[field]):
-            raise ValueError(f"{where}: field {field!r} must be {rule} (got {rec[field]!r})")
+            raise ValueError(f"{where}: field {field!r} must be {rule} (got {_show(rec[field])})")
     for field, rule in _OPTIONAL.items():
         if field in rec and not _ok(rule, rec[field]):
-            raise ValueError(f"{where}: field {field!r} must be {rule} (got {rec[field]!r})")
+            raise ValueError(f"{where}: field {field!r} must be {rule} (got {_show(rec[field])})")
     if kind == "env":
         for key in _SHAPE_KEYS:
             v = rec["shape"].get(key)
             if not _ok(_INT1, v):
-                raise ValueError(f"{where}: field 'shape.{key}' must be {_INT1} (got {v!r})")
+                raise ValueError(f"{where}: field 'shape.{key}' must be {_INT1} (got {_show(v)})")
     if kind == "ceiling" and "bytes_per_s" not in rec and "flops_per_s" not in rec:
         raise ValueError(f"{where}: field 'bytes_per_s' or 'flops_per_s' is missing (ceiling lines need one)")
 
@@ -151,17 +155,31 @@ def load_records(path: str | Path | None = None) -> list[dict]:
         ``steps.jsonl line 12: field 'median_s' must be a number > 0 (got -1)``;
         also when the file has no ``env`` line or no decode or prefill rows.
     """
+    if path is not None and not isinstance(path, (str, Path)):
+        raise ValueError(f"path must be a file name (a str or Path) or None (got {_show(path)})")
     p = Path(DEFAULT_PATH if path is None else path)
     records = []
-    with p.open(encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
+    try:
+        f = p.open("rb")
+    except OSError as exc:
+        shown = str(p) if len(str(p)) <= 160 else "..." + str(p)[-157:]  # the tail holds the file name
+        raise ValueError(f"path must name a readable step-timing file (got {shown!r}: {exc.strerror})") from None
+    with f:
+        for number, raw in enumerate(f, start=1):
+            where = f"{p.name} line {number}"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{where}: not UTF-8 text (byte {exc.start + 1})") from None
             if not text.strip():
                 continue
-            where = f"{p.name} line {number}"
             try:
                 rec = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except (ValueError, RecursionError) as exc:  # a number past the digit limit, nesting too deep
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+                raise ValueError(f"{where}: not valid JSON ({reason})") from None
             _check_record(rec, where)
             records.append(rec)
     kinds = {r["kind"] for r in records}
@@ -184,10 +202,27 @@ def load(path: str | Path | None = None):
     return pd.DataFrame([{"line": i + 1, **r} for i, r in enumerate(records)])
 
 
+def _show(value: Any) -> str:
+    from .._checks import show
+
+    return show(value)
+
+
+def _check_step_model(step_model: Any) -> None:
+    from .. import _checks
+
+    _checks.instance("step_model", step_model, StepModel, none_ok=True)
+
+
 def _records(records: Iterable[dict] | str | Path | None) -> list[dict]:
     if records is None or isinstance(records, (str, Path)):
         return load_records(records)
-    return list(records)
+    from .. import _checks
+
+    items = _checks.sequence("records", records, what="step-timing records (dicts), or a file name")
+    for i, rec in enumerate(items):
+        _check_record(rec, f"records[{i}]")
+    return items
 
 
 def model_from_records(records: Iterable[dict] | str | Path | None = None) -> Model:
@@ -527,6 +562,7 @@ def residuals(step_model: StepModel | None = None,
     ``step_model`` defaults to the stored :data:`~lanes.engine.calibration.H200_LLAMA_8B`
     when ``records`` is the shipped file, else to a fresh fit of ``records``.
     """
+    _check_step_model(step_model)
     recs = _records(records)
     if step_model is None:
         from .calibration import H200_LLAMA_8B
@@ -654,6 +690,10 @@ def swap_vs_recompute(records: Iterable[dict] | str | Path | None = None, *, con
         rate), ``recompute_s_per_token`` (a calibrated graph prefill of
         ``context_tokens``, per token) and ``recompute_over_swap``.
     """
+    _check_step_model(step_model)
+    from .. import _checks
+
+    context_tokens = _checks.integer("context_tokens", context_tokens, lo=1, hi=MAX_FIELD_VALUE)
     recs = _records(records)
     m = model_from_records(recs)
     if step_model is None:

@@ -42,6 +42,13 @@ from .hardware import Hardware, Model, get_hardware, get_model
 # Inputs
 
 
+def _resolve(model: Model | str, hardware: Hardware | str) -> tuple[Model, Hardware]:
+    """Catalog entries from entries or names (names checked against the catalog)."""
+    m = model if isinstance(model, Model) else get_model(model)
+    h = hardware if isinstance(hardware, Hardware) else get_hardware(hardware)
+    return m, h
+
+
 @dataclass(frozen=True)
 class Request:
     """One request: a prompt to prefill, then output tokens to decode.
@@ -102,6 +109,29 @@ class StepCost:
 
 
 def step_cost(
+    sequences: Sequence[tuple[int, int]],
+    *,
+    model: Model | str,
+    hardware: Hardware | str,
+    mfu: float = 0.5,
+) -> StepCost:
+    """Roofline cost of one forward pass over ``sequences`` (checked; see :func:`_step_cost`).
+
+    ``model`` and ``hardware`` are catalog entries or their names; at most
+    :data:`MAX_STEP_SEQUENCES` sequences, each a pair of integers
+    ``(prior_tokens >= 0, query_tokens >= 1)``.
+    """
+    seqs = _checks.sequence("sequences", sequences, what="(prior_tokens, query_tokens) pairs", max_len=MAX_STEP_SEQUENCES)
+    pairs = []
+    for pair in seqs:
+        prior, q = _checks.pair("sequences", pair, "a list of (prior_tokens, query_tokens) pairs")
+        pairs.append((_checks.integer("prior_tokens", prior, lo=0), _checks.integer("query_tokens", q, lo=0)))
+    _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
+    m, h = _resolve(model, hardware)
+    return _step_cost(pairs, model=m, hardware=h, mfu=mfu)
+
+
+def _step_cost(
     sequences: Sequence[tuple[int, int]],
     *,
     model: Model,
@@ -282,11 +312,17 @@ class StepResult:
 
 RequestLike = Union[Request, int]
 
+#: Documented limits of :func:`simulate`, so that a run answers in seconds:
+#: requests per run, background decoders, engine steps, and sequence-steps
+#: (the sequences priced, summed over steps: each costs about 0.4 us).
+MAX_REQUESTS = 20_000
+MAX_DECODERS = 65_536
+MAX_STEPS = 200_000
+MAX_SEQUENCE_STEPS = 20_000_000
+#: Most sequences :func:`step_cost` prices in one step.
+MAX_STEP_SEQUENCES = 1_000_000
 
-def _resolve(model: Model | str, hardware: Hardware | str) -> tuple[Model, Hardware]:
-    m = model if isinstance(model, Model) else get_model(model)
-    h = hardware if isinstance(hardware, Hardware) else get_hardware(hardware)
-    return m, h
+
 
 
 def simulate(
@@ -333,15 +369,24 @@ def simulate(
             Request(prompt_tokens=p, output_tokens=o, arrival_s=t)
             for t, p, o in zip(requests.arrival_s, requests.prompt_tokens, requests.output_tokens)
         ]
-    reqs = [r if isinstance(r, Request) else Request(prompt_tokens=r) for r in requests]
+    items = _checks.sequence("requests", requests, what="Request or prompt lengths", max_len=MAX_REQUESTS)
+    reqs = [r if isinstance(r, Request) else Request(prompt_tokens=r) for r in items]
     if not reqs:
         raise ValueError("requests must contain at least one request (got 0)")
     budget = _checks.integer("budget_tokens", budget_tokens, lo=1)
     key = ORDERS[_checks.choice("order", order, tuple(ORDERS))]
     mfu = _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
-    bg = _checks.integer("decoders", decoders, lo=0, hi=budget - 1)
+    bg = _checks.integer("decoders", decoders, lo=0, hi=min(budget - 1, MAX_DECODERS))
     bg_context = _checks.integer("decoder_context_tokens", decoder_context_tokens, lo=0)
     m, h = _resolve(model, hardware)
+    # Steps the run needs at least: the longest output, and every prompt token through the budget.
+    fewest = max(max(r.output_tokens for r in reqs), -(-sum(r.prompt_tokens for r in reqs) // (budget - bg)))
+    if fewest > MAX_STEPS or fewest * (bg + 1) > MAX_SEQUENCE_STEPS:
+        raise ValueError(
+            f"requests need at least {fewest} engine steps with {bg} decoders; the limits are "
+            f"{MAX_STEPS} steps and {MAX_SEQUENCE_STEPS} sequence-steps (steps x decoders)"
+        )
+    work = 0
 
     n = len(reqs)
     pending = sorted(range(n), key=lambda i: (reqs[i].arrival_s, i))
@@ -378,7 +423,13 @@ def simulate(
             seqs.append((w.done_tokens, take))
             left -= take
 
-        cost = step_cost(seqs, model=m, hardware=h, mfu=mfu)
+        work += len(seqs)
+        if len(steps) >= MAX_STEPS or work > MAX_SEQUENCE_STEPS:
+            raise ValueError(
+                f"requests need more than {MAX_STEPS} engine steps or {MAX_SEQUENCE_STEPS} sequence-steps "
+                f"(the documented limits of the step simulator)"
+            )
+        cost = _step_cost(seqs, model=m, hardware=h, mfu=mfu)
         end = t + cost.duration_s
         prefill_tokens = sum(take for _, take in chunks)
         steps.append(
@@ -438,4 +489,5 @@ def prefill_service_s(
 ) -> float:
     """Duration of one prefill step of ``prompt_tokens`` on the roofline (s)."""
     tokens = _checks.integer("prompt_tokens", prompt_tokens, lo=1)
-    return step_cost([(0, tokens)], model=get_model(model), hardware=get_hardware(hardware), mfu=mfu).duration_s
+    m, h = _resolve(model, hardware)
+    return step_cost([(0, tokens)], model=m, hardware=h, mfu=mfu).duration_s

@@ -72,6 +72,12 @@ queued or running when the run ended.
 """
 
 
+#: Most requests a lane scenario may expect (each tenant's highest rate times
+#: the duration, summed); every one is drawn and recorded, so this bounds a
+#: run: about 5 s and 0.25 GiB on the course machine.
+MAX_EXPECTED_REQUESTS = 500_000
+
+
 # ---------------------------------------------------------------------------
 # Inputs
 
@@ -99,15 +105,14 @@ class TenantLoad:
     surge_end_s: float = 0.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"name must be a non-empty string (got {self.name!r})")
+        _checks.text("name", self.name)
         object.__setattr__(self, "rate_per_s", _checks.number("rate_per_s", self.rate_per_s, lo=0))
         if self.surge_rate_per_s is not None:
             object.__setattr__(self, "surge_rate_per_s", _checks.number("surge_rate_per_s", self.surge_rate_per_s, lo=0))
         start = _checks.number("surge_start_s", self.surge_start_s, lo=0)
         end = _checks.number("surge_end_s", self.surge_end_s, lo=0)
         if end < start:
-            raise ValueError(f"surge_end_s must be >= surge_start_s (got {end:g} < {start:g})")
+            raise ValueError(f"surge_end_s must be >= surge_start_s (got {end!r} < {start!r})")
         object.__setattr__(self, "surge_start_s", start)
         object.__setattr__(self, "surge_end_s", end)
 
@@ -147,26 +152,29 @@ class LaneScenario:
     seed: int = 1
 
     def __post_init__(self) -> None:
-        tenants = tuple(self.tenants)
+        tenants = tuple(_checks.items(self.tenants) or ())
         if not tenants or not all(isinstance(t, TenantLoad) for t in tenants):
-            raise ValueError(f"tenants must be a non-empty sequence of TenantLoad (got {self.tenants!r})")
+            raise ValueError(f"tenants must be a non-empty sequence of TenantLoad (got {_checks.show(self.tenants)})")
         names = [t.name for t in tenants]
         if len(set(names)) != len(names):
             raise ValueError(f"tenants must have unique names (got {', '.join(names)})")
         object.__setattr__(self, "tenants", tenants)
         object.__setattr__(self, "slots", _checks.integer("slots", self.slots, lo=1))
-        try:
-            lo, hi = self.service_s
-        except (TypeError, ValueError):
-            raise ValueError(f"service_s must be a pair (lo, hi) of seconds (got {self.service_s!r})") from None
+        lo, hi = _checks.pair("service_s", self.service_s, "a pair (lo, hi) of seconds")
         lo = _checks.number("service_s lo", lo, lo=0, lo_open=True)
         hi = _checks.number("service_s hi", hi, lo=0, lo_open=True)
         if lo > hi:
-            raise ValueError(f"service_s must have lo <= hi (got {lo:g} > {hi:g})")
+            raise ValueError(f"service_s must have lo <= hi (got {lo!r} > {hi!r})")
         object.__setattr__(self, "service_s", (lo, hi))
         object.__setattr__(self, "deadline_s", _checks.number("deadline_s", self.deadline_s, lo=0, lo_open=True))
         object.__setattr__(self, "duration_s", _checks.number("duration_s", self.duration_s, lo=0, lo_open=True))
-        object.__setattr__(self, "seed", _checks.integer("seed", self.seed))
+        object.__setattr__(self, "seed", _checks.integer("seed", self.seed, big=True))
+        peak = sum(max(t.rate_per_s, t.surge_rate_per_s or 0.0) for t in tenants)
+        if peak * self.duration_s > MAX_EXPECTED_REQUESTS:
+            raise ValueError(
+                f"duration_s x tenants' rates must expect at most {MAX_EXPECTED_REQUESTS} requests "
+                f"(got {peak * self.duration_s:.0f}: duration_s={self.duration_s!r}, total rate {peak!r}/s)"
+            )
 
     @property
     def capacity_per_s(self) -> float:
@@ -221,8 +229,8 @@ class LanePolicy:
             object.__setattr__(self, "queue_timeout_s", _checks.number("queue_timeout_s", self.queue_timeout_s, lo=0, lo_open=True))
         object.__setattr__(self, "overload_after_s", _checks.number("overload_after_s", self.overload_after_s, lo=0, lo_open=True))
         for flag in ("drop_expired", "fair_share"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ValueError(f"{flag} must be True or False (got {getattr(self, flag)!r})")
+            object.__setattr__(self, flag, _checks.boolean(flag, getattr(self, flag)))
+        _checks.text("name", self.name, empty=True)
         if not self.name:
             object.__setattr__(self, "name", self.describe())
 
@@ -416,8 +424,8 @@ def simulate_lane(scenario: LaneScenario | None = None, policy: LanePolicy | Non
     is free, which is when drops (expired, timed-out) happen: a dropped request
     costs no slot time.
     """
-    sc = scenario or LaneScenario()
-    pol = policy or LanePolicy()
+    sc = LaneScenario() if _checks.instance("scenario", scenario, LaneScenario, none_ok=True) is None else scenario
+    pol = LanePolicy() if _checks.instance("policy", policy, LanePolicy, none_ok=True) is None else policy
     arrivals = _draw(sc)
     n_t = len(sc.tenants)
     names = [t.name for t in sc.tenants]
@@ -548,5 +556,11 @@ def compare_policies(scenario: LaneScenario, policies: Sequence[LanePolicy], ten
     """Run every policy on the same scenario and tabulate :meth:`LaneResult.summary` (a DataFrame)."""
     import pandas as pd
 
+    _checks.instance("scenario", scenario, LaneScenario)
+    policies = _checks.sequence("policies", policies, what="LanePolicy", min_len=1)
+    for p in policies:
+        _checks.instance("policies", p, LanePolicy)
+    if tenant is not None:
+        _checks.choice("tenant", tenant, tuple(t.name for t in scenario.tenants))
     rows = [simulate_lane(scenario, p).summary(tenant) for p in policies]
     return pd.DataFrame(rows).set_index("policy")

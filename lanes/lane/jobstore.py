@@ -91,6 +91,9 @@ def chunk(documents: Sequence[str], size: int) -> list[str]:
     A 1,000-document job becomes 1,000 items at ``size=1``: each holds a slot
     briefly and can be retried on its own.
     """
+    documents = _checks.sequence("documents", documents, what="strings")
+    for d in documents:
+        _checks.text("documents", d, empty=True)
     n = _checks.integer("size", size, lo=1)
     return ["\n".join(documents[i : i + n]) for i in range(0, len(documents), n)]
 
@@ -404,7 +407,10 @@ def plan_overflow(
         it is triggered exactly when the in-house lane cannot meet the deadline.
     """
     n = _checks.integer("remaining_items", remaining_items, lo=0)
-    caps = [_checks.number("capacity_items_per_h", c, lo=0) for c in capacity_items_per_h]
+    caps = [
+        _checks.number("capacity_items_per_h", c, lo=0)
+        for c in _checks.sequence("capacity_items_per_h", capacity_items_per_h, what="items per hour")
+    ]
     window = _checks.number("provider_window_h", provider_window_h, lo=0, lo_open=True)
     can = math.floor(sum(caps) + 1e-9)
     over = max(0, n - can)
@@ -439,6 +445,12 @@ def daily_capacity_items_per_h(
         idle = max(0.0, s - reserve - rate * hold)
         out.append(idle * HOUR_S / item)
     return tuple(out)
+
+
+#: Most items one simulated job may hold (each is a row in the store: about 6 s).
+MAX_ITEMS = 50_000
+#: Longest deadline simulated, in hours (a month of one-minute steps).
+MAX_DEADLINE_H = 24 * 31
 
 
 @dataclass(frozen=True)
@@ -485,14 +497,18 @@ class BatchLaneScenario:
     seed: int = 7
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "items", _checks.integer("items", self.items, lo=1))
-        object.__setattr__(self, "deadline_h", _checks.number("deadline_h", self.deadline_h, lo=0, lo_open=True))
-        caps = tuple(_checks.number("capacity_items_per_h", c, lo=0) for c in self.capacity_items_per_h)
+        object.__setattr__(self, "items", _checks.integer("items", self.items, lo=1, hi=MAX_ITEMS))
+        object.__setattr__(
+            self, "deadline_h", _checks.number("deadline_h", self.deadline_h, lo=0, lo_open=True, hi=MAX_DEADLINE_H)
+        )
+        caps = tuple(
+            _checks.number("capacity_items_per_h", c, lo=0)
+            for c in _checks.sequence("capacity_items_per_h", self.capacity_items_per_h, what="items per hour")
+        )
         if not caps:
             raise ValueError("capacity_items_per_h must hold at least one hour (got 0)")
         object.__setattr__(self, "capacity_items_per_h", caps)
-        if not isinstance(self.overflow, bool):
-            raise ValueError(f"overflow must be True or False (got {self.overflow!r})")
+        object.__setattr__(self, "overflow", _checks.boolean("overflow", self.overflow))
         w = _checks.number("provider_window_h", self.provider_window_h, lo=0, lo_open=True)
         object.__setattr__(self, "provider_window_h", w)
         object.__setattr__(self, "provider_turnaround_h", _checks.number("provider_turnaround_h", self.provider_turnaround_h, lo=0, hi=w))
@@ -500,7 +516,7 @@ class BatchLaneScenario:
         object.__setattr__(self, "repeat_report_prob", _checks.number("repeat_report_prob", self.repeat_report_prob, lo=0, hi=1))
         object.__setattr__(self, "lease_h", _checks.number("lease_h", self.lease_h, lo=0, lo_open=True))
         object.__setattr__(self, "safety", _checks.number("safety", self.safety, lo=0, hi=1, lo_open=True))
-        object.__setattr__(self, "seed", _checks.integer("seed", self.seed))
+        object.__setattr__(self, "seed", _checks.integer("seed", self.seed, big=True))
 
     def capacity_at(self, hour: int) -> float:
         """In-house items per hour during hour ``hour`` after submission."""
@@ -586,8 +602,8 @@ def simulate_batch_lane(scenario: BatchLaneScenario | None = None, *, store: Job
     again once its lease runs out; some reports arrive twice and the store
     ignores the copy.  The run ends at the deadline.
     """
-    sc = scenario or BatchLaneScenario()
-    st = store or JobStore()
+    sc = BatchLaneScenario() if _checks.instance("scenario", scenario, BatchLaneScenario, none_ok=True) is None else scenario
+    st = JobStore() if _checks.instance("store", store, JobStore, none_ok=True) is None else store
     rng = random.Random(sc.seed)
     deadline_s = sc.deadline_h * HOUR_S
     job = st.submit([f"item {k}" for k in range(sc.items)], deadline_s=deadline_s, now_s=0.0)

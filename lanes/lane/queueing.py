@@ -171,9 +171,9 @@ def simulate_queue(
     s = _checks.number("service_s", service_s, lo=0, lo_open=True)
     sig = _checks.number("sigma", sigma, lo=0)
     mean_tokens = _checks.integer("mean_prompt_tokens", mean_prompt_tokens, lo=1)
-    n = _checks.integer("requests", requests, lo=100)
-    w = _checks.integer("warmup", warmup, lo=0)
-    seed = _checks.integer("seed", seed)
+    n = _checks.integer("requests", requests, lo=100, hi=MAX_REQUESTS)
+    w = _checks.integer("warmup", warmup, lo=0, hi=MAX_REQUESTS)
+    seed = _checks.integer("seed", seed, big=True)
     if kind == "prefill" and not callable(prefill_s):
         raise ValueError("prefill_s must be a function of prompt tokens giving seconds when service='prefill'")
 
@@ -214,8 +214,30 @@ def simulate_queue(
     )
 
 
+#: Most requests (measured or warm-up) one :func:`simulate_queue` run takes: about 3 s.
+MAX_REQUESTS = 2_000_000
+#: Most requests :func:`knee_sweep` and :func:`rho_limit` simulate in all.
+MAX_TOTAL_REQUESTS = 10_000_000
+
+
+def _queue_keywords(where: str, kwargs: dict) -> int:
+    """Check the keywords passed on to :func:`simulate_queue`; return requests per run."""
+    import inspect
+
+    known = [k for k in inspect.signature(simulate_queue).parameters if k != "rho"]
+    _checks.keywords(where, kwargs, known)
+    n = _checks.integer("requests", kwargs.get("requests", 20_000), lo=100, hi=MAX_REQUESTS)
+    return n + _checks.integer("warmup", kwargs.get("warmup", 1000), lo=0, hi=MAX_REQUESTS)
+
+
 def knee_sweep(rhos: Sequence[float], **kwargs: object) -> list[QueueRun]:
-    """:func:`simulate_queue` at each utilisation in ``rhos`` (same keywords, same seed)."""
+    """:func:`simulate_queue` at each utilisation in ``rhos`` (same keywords, same seed).
+
+    At most :data:`MAX_TOTAL_REQUESTS` requests are simulated in all.
+    """
+    rhos = _checks.sequence("rhos", rhos, what="utilisations")
+    per_run = _queue_keywords("knee_sweep", kwargs)
+    _checks.limit("rhos", len(rhos) * per_run, MAX_TOTAL_REQUESTS, why="len(rhos) x (requests + warmup), in requests")
     return [simulate_queue(rho, **kwargs) for rho in rhos]  # type: ignore[arg-type]
 
 
@@ -233,6 +255,13 @@ def rho_limit(
     """
     target = _checks.number("p99_target_s", p99_target_s, lo=0, lo_open=True)
     st = _checks.number("step", step, lo=0, hi=0.5, lo_open=True)
+    per_run = _queue_keywords("rho_limit", kwargs)
+    runs = math.ceil(1 / st)
+    if runs * per_run > MAX_TOTAL_REQUESTS:
+        raise ValueError(
+            f"step must leave at most {MAX_TOTAL_REQUESTS} simulated requests in all, 1/step x (requests + warmup) "
+            f"(got step={st!r}: {_checks.show(runs)} runs of {per_run})"
+        )
     best = 0.0
     k = 1
     while k * st < 1 - 1e-9:

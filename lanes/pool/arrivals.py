@@ -21,6 +21,7 @@ from itertools import accumulate, chain, compress, repeat
 from operator import add, sub
 from typing import Callable, Iterable
 
+from .. import _checks
 from .scenario import Scenario
 
 
@@ -30,11 +31,14 @@ def rate_curve(scenario: Scenario) -> list[float]:
     A raised cosine over the simulated window: ``trough_rate`` at t = 0,
     ``peak_rate`` halfway through, back to the trough at the end.
     """
+    _checks.instance("scenario", scenario, Scenario)
     return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks)
 
 
 def rate_per_s(scenario: Scenario, t: float) -> float:
     """The scenario's interactive arrival rate at time ``t`` seconds, in requests per second."""
+    _checks.instance("scenario", scenario, Scenario)
+    t = _checks.number("t", t)
     return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks, (t,))[0]
 
 
@@ -56,6 +60,11 @@ def poisson_count(lam: float, u: float) -> int:
     Adds the probability mass term by term, from k = 0, until the running
     total reaches ``u``.
     """
+    return _poisson_count(_checks.number("lam", lam, lo=0), _checks.number("u", u))
+
+
+def _poisson_count(lam: float, u: float) -> int:
+    """:func:`poisson_count` without the checks, for the drawing loops."""
     term = cum = _exp(-lam)
     if u <= cum:
         return 0
@@ -103,8 +112,18 @@ class _Words:
         self.more(n)
 
     def more(self, n: int) -> None:
-        """Draw ``n`` more words from the generator."""
-        chunk = self.rng.getrandbits(32 * n).to_bytes(4 * n, "little")
+        """Draw ``n`` more words from the generator.
+
+        In pieces of at most ``_WORDS_PER_CALL`` words: ``getrandbits`` takes a
+        C int of bits, which overflows past about 67 million words.  Successive
+        calls continue the same stream, so the words are the same either way.
+        """
+        pieces = []
+        while n > 0:
+            m = min(n, _WORDS_PER_CALL)
+            pieces.append(self.rng.getrandbits(32 * m).to_bytes(4 * m, "little"))
+            n -= m
+        chunk = b"".join(pieces)
         self.raw = self.raw + chunk if self.raw else chunk
         # A view of the bytes as 32-bit words: no copy where the machine is little-endian.
         self.words = memoryview(self.raw).cast("I") if _NATIVE_WORDS else _unpack(self.raw)
@@ -157,6 +176,33 @@ class _Skips(dict):
 
 _skip = _Skips()
 
+#: Most words one ``getrandbits`` call draws (2**30 bits, well inside a C int).
+_WORDS_PER_CALL = 1 << 25
+
+
+def _after(ok: bytes, start: int, k: int) -> int:
+    """The position just after the k-th accepted word at or after ``start`` (k >= 1).
+
+    Same answer as ``_skip[k](ok, start).end()``, found by bisecting on
+    ``bytes.count`` so that a backlog of millions needs no regex state per job.
+    Raises ``LookupError`` when fewer than k words are accepted.
+    """
+    if k <= 64:
+        m = _skip[k](ok, start)
+        if m is None:
+            raise LookupError(k)
+        return m.end()
+    lo, hi = start, len(ok)
+    if ok.count(1, start, hi) < k:
+        raise LookupError(k)
+    while lo < hi:  # smallest end with k accepted words in ok[start:end]
+        mid = (lo + hi) // 2
+        if ok.count(1, start, mid) >= k:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
 
 def _draw_with_words(
     rng: random.Random,
@@ -182,7 +228,7 @@ def _draw_with_words(
             break
         words.more(for_backlog)
         for_backlog *= 2
-    p = _skip[n_backlog](ok, 0).end() if n_backlog else 0
+    p = _after(ok, 0, n_backlog) if n_backlog else 0
     backlog = list(values[:n_backlog])
 
     # The ticks.  From word p on, ``ok[i]`` says whether word p + i would be
@@ -211,7 +257,7 @@ def _draw_with_words(
                 term *= lam / k
                 cum += term
         else:  # so close to 1 that rounding may stop the sum short of u
-            k = poisson_count(lam, u)
+            k = _poisson_count(lam, u)
         counts.append(k)
         if k:  # k service times: the next k accepted words
             skip = _skip[k]
@@ -245,7 +291,7 @@ def _draw_with_calls(
     counts: list[int] = []
     service: list[int] = []
     for lam in rates:
-        k = poisson_count(lam, uniform())
+        k = _poisson_count(lam, uniform())
         counts.append(k)
         service += [randint(*inter_service_s) for _ in range(k)]
     return backlog, counts, service
@@ -339,6 +385,7 @@ def draw_stream(scenario: Scenario) -> ArrivalStream:
     policy; the last few streams are kept, so an explorer that moves one of
     those knobs re-uses its draws.
     """
+    _checks.instance("scenario", scenario, Scenario)
     return _draw(
         scenario.seed,
         scenario.ticks,

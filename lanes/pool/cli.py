@@ -13,6 +13,7 @@ import gc
 import marshal
 import os
 
+from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
 from .results import PolicyTable
@@ -26,7 +27,7 @@ def int_arg(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
+        raise argparse.ArgumentTypeError(f"must be an integer (got {_checks.show(text)})") from None
 
 
 def float_arg(text: str) -> float:
@@ -34,7 +35,7 @@ def float_arg(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+        raise argparse.ArgumentTypeError(f"must be a number (got {_checks.show(text)})") from None
 
 
 def add_scenario_flags(p: argparse.ArgumentParser) -> None:
@@ -145,7 +146,7 @@ def _table(args: argparse.Namespace) -> int:
     for p in policies:
         p.check_fits(scenario.slots)
     if args.jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1 (got {args.jobs})")
+        raise ValueError(f"jobs must be an integer >= 1 (got {_checks.show(args.jobs)})")
     stream = header = None
     if args.trace is not None:
         replay_inputs = getattr(args, "replay_inputs", None)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import gc
 from operator import add
 
+from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import PolicyTable, SlotPoolResult
@@ -62,12 +63,27 @@ def simulate(
     **extensions
         Policy extension fields: ``floor``, ``aging_s``, ``victim``, ``min_run_s``.
     """
-    scenario = Scenario() if scenario is None else scenario
+    scenario = Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
     pol = parse_policy(policy, **extensions)
     pol.check_fits(scenario.slots)
     if stream is None:
         stream = draw_stream(scenario)
+    else:
+        _check_stream(scenario, stream)
     return _run(scenario, pol, stream)
+
+
+def _check_stream(scenario: Scenario, stream: object) -> None:
+    """Refuse a stream that is not an ArrivalStream or was drawn for another window or backlog."""
+    _checks.instance("stream", stream, ArrivalStream)
+    got = (len(stream.arrived_by), len(stream.batch_service_s))  # type: ignore[attr-defined]
+    want = (scenario.ticks, scenario.backlog)
+    ends = len(stream.zero_wait_ends_at)  # type: ignore[attr-defined]
+    if got != want or ends < scenario.ticks + 1:
+        raise ValueError(
+            f"stream must be drawn for this scenario: {want[0]} ticks and a backlog of {want[1]} "
+            f"(got a stream of {got[0]} ticks and {got[1]} backlog jobs)"
+        )
 
 
 def run_table(
@@ -82,12 +98,18 @@ def run_table(
     ``stream`` replaces the draws with given arrivals (a trace replay:
     :func:`lanes.pool.traces.trace_stream`); every policy reads it.
     """
-    scenario = Scenario() if scenario is None else scenario
-    pols = [parse_policy(p, **extensions) for p in policies]
+    scenario = Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
+    if isinstance(policies, str):
+        from .policies import parse_policies
+
+        policies = parse_policies(policies)
+    pols = [parse_policy(p, **extensions) for p in _checks.sequence("policies", policies, what="policy specs", min_len=1)]
     for p in pols:
         p.check_fits(scenario.slots)
     if stream is None:
         stream = draw_stream(scenario)
+    else:
+        _check_stream(scenario, stream)
     return PolicyTable(scenario, tuple(_run(scenario, p, stream) for p in pols))
 
 

@@ -85,25 +85,66 @@ def slot_budget(slots: int, trough_rate: float, peak_rate: float, hold_s: float)
     hold_s : float
         Mean interactive slot time, seconds.
     """
-    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
-        raise ValueError(f"slots must be an integer >= 1 (got {slots!r})")
+    slots = _checks.integer("slots", slots, lo=1)
+    trough_rate = _positive("trough_rate", trough_rate)
+    peak_rate = _positive("peak_rate", peak_rate)
+    hold_s = _positive("hold_s", hold_s)
     if peak_rate < trough_rate:
-        raise ValueError(f"peak_rate must be >= trough_rate (got {peak_rate} < {trough_rate})")
+        raise ValueError(f"peak_rate must be >= trough_rate (got {peak_rate!r} < {trough_rate!r})")
     lo, hi = busy_slots(trough_rate, hold_s), busy_slots(peak_rate, hold_s)
     return SlotBudget(slots, lo, hi, slots - lo, slots - hi)
 
 
+#: Above this mean the Poisson sums below would need millions of terms; the
+#: quantile and tail use the Cornish-Fisher / Edgeworth expansion instead,
+#: whose error there is far below one slot.
+EXACT_MEAN_LIMIT = 1e7
+
+
+def _first_term(mean: float) -> int:
+    """First k whose Poisson(mean) term does not underflow to zero (40 sd below the mean)."""
+    return max(0, math.floor(mean - 40 * math.sqrt(mean)) - 1) if mean > 1600 else 0
+
+
 def _poisson_cdf(mean: float, k: int) -> float:
-    """P(N <= k) for N ~ Poisson(mean), summed in log space term by term."""
+    """P(N <= k) for N ~ Poisson(mean), summed in log space term by term.
+
+    Terms more than 40 standard deviations from the mean underflow to zero,
+    so the sum starts there and stops once past the mean they vanish: the
+    same float result as summing from 0 to k.
+    """
     if k < 0:
         return 0.0
     if mean == 0:
         return 1.0
     total = 0.0
     log_mean = math.log(mean)
-    for i in range(k + 1):
-        total += math.exp(i * log_mean - mean - math.lgamma(i + 1))
+    for i in range(_first_term(mean), k + 1):
+        term = math.exp(i * log_mean - mean - math.lgamma(i + 1))
+        if term == 0.0 and i > mean:
+            break
+        total += term
     return min(1.0, total)
+
+
+def _large_mean_cdf(mean: float, k: int) -> float:
+    """P(N <= k) for a large Poisson mean: normal with continuity and skew corrections."""
+    from statistics import NormalDist
+
+    sd = math.sqrt(mean)
+    x = (k + 0.5 - mean) / sd
+    unit = NormalDist()
+    return min(1.0, max(0.0, unit.cdf(x) - unit.pdf(x) * (x * x - 1) / (6 * sd)))
+
+
+def _large_mean_quantile(mean: float, q: float) -> int:
+    """Smallest k with P(N <= k) >= q for a large Poisson mean (Cornish-Fisher)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(q)
+    g1, g2 = 1 / math.sqrt(mean), 1 / mean  # skewness and excess kurtosis of Poisson(mean)
+    x = z + (z * z - 1) * g1 / 6 + (z**3 - 3 * z) * g2 / 24 - (2 * z**3 - 5 * z) * g1 * g1 / 36
+    return max(0, math.ceil(mean + math.sqrt(mean) * x - 0.5))
 
 
 def poisson_tail(mean: float, k: int) -> float:
@@ -122,8 +163,9 @@ def poisson_tail(mean: float, k: int) -> float:
         Probability, in [0, 1].
     """
     mean = _positive("mean", mean)
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise ValueError(f"k must be an integer (got {k!r})")
+    k = _checks.integer("k", k)
+    if mean > EXACT_MEAN_LIMIT:
+        return max(0.0, 1.0 - _large_mean_cdf(mean, k - 1))
     return max(0.0, 1.0 - _poisson_cdf(mean, k - 1))
 
 
@@ -138,10 +180,11 @@ def poisson_quantile(mean: float, q: float) -> int:
         Probability in (0, 1).
     """
     mean = _positive("mean", mean)
-    if not 0 < q < 1:
-        raise ValueError(f"q must be in (0, 1) (got {q!r})")
-    k = 0
-    cum = _poisson_cdf(mean, 0)
+    q = _checks.number("q", q, lo=0, hi=1, lo_open=True, hi_open=True)
+    if mean > EXACT_MEAN_LIMIT:
+        return _large_mean_quantile(mean, q)
+    k = _first_term(mean)
+    cum = _poisson_cdf(mean, k)
     log_mean = math.log(mean) if mean else 0.0
     while cum < q:
         k += 1
@@ -168,8 +211,8 @@ def batch_trickle_interval_s(mean_batch_s: float, batch_slots: int) -> float:
     float
         Seconds between batch completions.
     """
-    _positive("mean_batch_s", mean_batch_s, allow_zero=False)
-    _positive("batch_slots", batch_slots, allow_zero=False)
+    mean_batch_s = _positive("mean_batch_s", mean_batch_s, allow_zero=False)
+    batch_slots = _positive("batch_slots", batch_slots, allow_zero=False)
     return mean_batch_s / batch_slots
 
 
@@ -188,8 +231,10 @@ def diurnal_max_slope(trough_rate: float, peak_rate: float, window_s: float) -> 
         Length of the trough-peak-trough window, seconds.
     """
     _positive("window_s", window_s, allow_zero=False)
+    trough_rate = _positive("trough_rate", trough_rate)
+    peak_rate = _positive("peak_rate", peak_rate)
     if peak_rate < trough_rate:
-        raise ValueError(f"peak_rate must be >= trough_rate (got {peak_rate} < {trough_rate})")
+        raise ValueError(f"peak_rate must be >= trough_rate (got {peak_rate!r} < {trough_rate!r})")
     return (peak_rate - trough_rate) * math.pi / window_s
 
 
@@ -223,9 +268,9 @@ def headroom_slots(mean_busy: float, hold_s: float, drain_s: float, *, drift_per
         Headroom, slots (rounded up).
     """
     mean_busy = _positive("mean_busy", mean_busy)
-    _positive("hold_s", hold_s, allow_zero=False)
-    _positive("drain_s", drain_s, allow_zero=False)
-    _positive("drift_per_s", drift_per_s)
+    hold_s = _positive("hold_s", hold_s, allow_zero=False)
+    drain_s = _positive("drain_s", drain_s, allow_zero=False)
+    drift_per_s = _positive("drift_per_s", drift_per_s)
     if mean_busy == 0:
         return math.ceil(drift_per_s * drain_s)
     n = max(1.0, drain_s / hold_s)

@@ -130,16 +130,21 @@ class Policy:
         return replace(self, **changes)
 
 
+#: Keyword arguments :func:`parse_policy` (and the simulators) accept: the extension fields.
+EXTENSIONS = ("floor", "aging_s", "victim", "min_run_s")
+
+
 def parse_policy(spec: str | Policy, **extensions: object) -> Policy:
     """Build a :class:`Policy` from its spec (``fifo``, ``reserve:8``, ``hybrid:8``, ...).
 
     Keyword arguments set the extension fields (``floor``, ``aging_s``,
     ``victim``, ``min_run_s``).
     """
+    _checks.keywords("policy", extensions, EXTENSIONS)
     if isinstance(spec, Policy):
         return spec.with_(**extensions) if extensions else spec
     if not isinstance(spec, str):
-        raise ValueError(f"policy must be a spec string such as 'reserve:8' (got {spec!r})")
+        raise ValueError(f"policy must be a spec string such as 'reserve:8' (got {_checks.show(spec)})")
     text = spec.strip()
     allowed = "fifo, priority, reserve:R, preempt, hybrid:R"
     kind, sep, arg = text.partition(":")
@@ -147,19 +152,23 @@ def parse_policy(spec: str | Policy, **extensions: object) -> Policy:
         return Policy(kind, spec=text, **extensions)  # type: ignore[arg-type]
     if kind in ("reserve", "hybrid"):
         if not sep:
-            raise ValueError(f"policy {text!r} needs a reserve size: use {kind}:R with R an integer >= 0")
+            raise ValueError(f"policy {_checks.show(text)} needs a reserve size: use {kind}:R with R an integer >= 0")
         try:
             reserve = int(arg)
         except ValueError:
-            raise ValueError(f"reserve in policy {text!r} must be an integer >= 0 (got {arg!r})") from None
+            raise ValueError(
+                f"reserve in policy {_checks.show(text)} must be an integer >= 0 (got {_checks.show(arg)})"
+            ) from None
         if reserve < 0:
-            raise ValueError(f"reserve in policy {text!r} must be an integer >= 0 (got {reserve})")
+            raise ValueError(f"reserve in policy {_checks.show(text)} must be an integer >= 0 (got {reserve})")
         return Policy(kind, reserve=reserve, spec=text, **extensions)  # type: ignore[arg-type]
-    raise ValueError(f"policy must be one of {allowed} (got {text!r})")
+    raise ValueError(f"policy must be one of {allowed} (got {_checks.show(text)})")
 
 
 def parse_policies(specs: str, **extensions: object) -> tuple[Policy, ...]:
     """Parse a comma-separated list of specs, such as the CLI's ``--policies``."""
+    if not isinstance(specs, str):
+        raise ValueError(f"policies must be a comma-separated string of specs (got {_checks.show(specs)})")
     parts = [p for p in (s.strip() for s in specs.split(",")) if p]
     if not parts:
         raise ValueError(f"policies must list at least one policy, e.g. {','.join(DEFAULT_POLICIES)}")

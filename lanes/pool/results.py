@@ -14,6 +14,7 @@ from itertools import accumulate, chain, repeat
 from operator import sub
 from typing import TYPE_CHECKING, Any
 
+from .. import _checks
 from .arrivals import ArrivalStream
 from .policies import Policy
 from .scenario import Scenario
@@ -27,6 +28,9 @@ LATE_AFTER_S = 2
 
 def percentile(sorted_waits: list[int] | tuple[int, ...], q: float) -> int:
     """The anchor program's percentile: element ``int(q * n)`` of the sorted list, -1 if empty."""
+    if not isinstance(sorted_waits, (list, tuple)):
+        raise ValueError(f"sorted_waits must be a sorted list of waits (got {_checks.show(sorted_waits)})")
+    q = _checks.number("q", q, lo=0, hi=1)
     n = len(sorted_waits)
     if not n:
         return -1

@@ -14,6 +14,17 @@ from .. import _checks
 #: Largest arrival rate accepted, in requests per second.  The Poisson draw
 #: starts from exp(-rate), which underflows to zero near 745/s.
 MAX_RATE_PER_S = 500.0
+#: Longest simulated window accepted, in hours (a week of one-second ticks).
+#: The engine keeps a few counters per tick: at this size a run of the seven
+#: default policies at the default rates takes about 6 s and 0.4 GiB here.
+MAX_HOURS = 168
+#: Most interactive arrivals a scenario may expect (mean rate x seconds); each
+#: one is drawn and stored, so this bounds a run's time and memory.
+MAX_EXPECTED_ARRIVALS = 3_000_000
+#: Largest batch backlog accepted, in jobs (about 0.2 GiB and 2 s to draw).
+MAX_BACKLOG = 10_000_000
+#: Longest slot time of one job or request, in seconds (the longest window).
+MAX_SERVICE_S = MAX_HOURS * 3600
 
 
 @dataclass(frozen=True)
@@ -25,17 +36,21 @@ class Scenario:
     slots : int
         Concurrent sequence slots in the pool (>= 1).
     hours : float
-        Simulated time in hours; one tick is one second, so ``hours * 3600``
-        must be a whole number of ticks.
+        Simulated time in hours, at most :data:`MAX_HOURS`; one tick is one
+        second, so ``hours * 3600`` must be a whole number (>= 1) of ticks.
     backlog : int
-        Batch jobs queued at t = 0 (>= 0).
+        Batch jobs queued at t = 0 (0 to :data:`MAX_BACKLOG`).
     batch_service_s : (int, int)
-        Inclusive range of a batch job's slot time in seconds, drawn uniformly.
+        Inclusive range of a batch job's slot time in seconds, drawn uniformly
+        (at most :data:`MAX_SERVICE_S`).
     inter_service_s : (int, int)
-        Inclusive range of an interactive request's slot time in seconds.
+        Inclusive range of an interactive request's slot time in seconds
+        (at most :data:`MAX_SERVICE_S`).
     trough_rate, peak_rate : float
         Interactive arrivals per second at the start (trough) and the middle
         (peak) of the simulated window; the rate follows a raised cosine.
+        The expected arrivals, mean rate times seconds, may not pass
+        :data:`MAX_EXPECTED_ARRIVALS`.
     preempt_cost_s : int
         Seconds of work a batch job redoes after each eviction (>= 0).
     seed : int
@@ -55,22 +70,32 @@ class Scenario:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "slots", _checks.integer("slots", self.slots, lo=1))
-        hours = _checks.number("hours", self.hours, lo=0, lo_open=True, hi=24 * 365)
+        hours = _checks.number("hours", self.hours, lo=0, lo_open=True, hi=MAX_HOURS)
         ticks = hours * 3600
-        if abs(ticks - round(ticks)) > 1e-9:
-            raise ValueError(f"hours must be a whole number of seconds when multiplied by 3600 (got {self.hours})")
+        if abs(ticks - round(ticks)) > 1e-9 or round(ticks) < 1:
+            raise ValueError(
+                f"hours must be a whole number (>= 1) of seconds when multiplied by 3600 (got {_checks.show(self.hours)})"
+            )
         set_(self, "hours", int(hours) if hours.is_integer() else hours)
-        set_(self, "backlog", _checks.integer("backlog", self.backlog, lo=0))
-        set_(self, "batch_service_s", _checks.int_range("batch_service_s", self.batch_service_s, lo=1))
-        set_(self, "inter_service_s", _checks.int_range("inter_service_s", self.inter_service_s, lo=1))
+        set_(self, "backlog", _checks.integer("backlog", self.backlog, lo=0, hi=MAX_BACKLOG))
+        for name in ("batch_service_s", "inter_service_s"):
+            lo, hi = _checks.int_range(name, getattr(self, name), lo=1)
+            _checks.limit(f"{name} hi", hi, MAX_SERVICE_S, why="the longest window, in seconds")
+            set_(self, name, (lo, hi))
         trough = _checks.number("trough_rate", self.trough_rate, lo=0, hi=MAX_RATE_PER_S)
         peak = _checks.number("peak_rate", self.peak_rate, lo=0, hi=MAX_RATE_PER_S)
         if peak < trough:
-            raise ValueError(f"peak_rate must be >= trough_rate (got {peak:g} < {trough:g})")
+            raise ValueError(f"peak_rate must be >= trough_rate (got {_checks.bound(peak)} < {_checks.bound(trough)})")
+        expected = (trough + peak) / 2 * round(ticks)
+        if expected > MAX_EXPECTED_ARRIVALS:
+            raise ValueError(
+                f"hours x mean rate must expect at most {MAX_EXPECTED_ARRIVALS} interactive arrivals "
+                f"(got {expected:.0f}: hours={_checks.show(self.hours)}, trough_rate={trough!r}, peak_rate={peak!r})"
+            )
         set_(self, "trough_rate", trough)
         set_(self, "peak_rate", peak)
         set_(self, "preempt_cost_s", _checks.integer("preempt_cost_s", self.preempt_cost_s, lo=0))
-        set_(self, "seed", _checks.integer("seed", self.seed))
+        set_(self, "seed", _checks.integer("seed", self.seed, big=True))
 
     @property
     def ticks(self) -> int:

@@ -18,7 +18,8 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .policies import Policy, parse_policy
+from .. import _checks
+from .policies import EXTENSIONS, Policy, parse_policy
 from .scenario import Scenario
 from .engine import simulate
 
@@ -157,17 +158,15 @@ def sweep(
         Columns: ``policy``, the policy's fields, the scenario's fields (ranges
         as ``"60-180"``), then :data:`METRICS`.  Rows in scenario-major order.
     """
-    if isinstance(policies, (str, Policy)):
-        raise ValueError(f"policies must be a list of specs, e.g. ['priority', 'reserve:8'] (got {policies!r})")
-    pols = [parse_policy(p, **extensions) for p in policies]
-    if not pols:
-        raise ValueError("policies must list at least one policy (got an empty list)")
+    pols = [parse_policy(p, **extensions) for p in _policy_list(policies)]
     if scenarios is None:
         scs: list[Scenario] = [Scenario()]
     elif isinstance(scenarios, Scenario):
         scs = [scenarios]
     else:
-        scs = list(scenarios)
+        scs = _checks.sequence("scenarios", scenarios, what="Scenario")
+        for sc in scs:
+            _checks.instance("scenarios", sc, Scenario)
     if not scs:
         raise ValueError("scenarios must list at least one Scenario (got an empty list)")
     runs = [(sc, p, None) for sc in scs for p in pols]
@@ -206,7 +205,8 @@ def sweep_scenarios(
     pandas.DataFrame
         As :func:`sweep`, plus a ``label`` column holding each value.
     """
-    base = Scenario() if base is None else base
+    base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
+    values = _checks.sequence("values", values, what="values")
     if field in _POLICY_FIELDS and field != "reserve":
         runs = [(base, parse_policy(policy, **{**extensions, field: v}), v) for v in values]
     elif field in _SCENARIO_FIELDS:
@@ -214,7 +214,7 @@ def sweep_scenarios(
         runs = [(base.with_(**{field: v}), pol, v) for v in values]
     else:
         allowed = ", ".join(_SCENARIO_FIELDS + _POLICY_FIELDS[1:])
-        raise ValueError(f"field must be one of {allowed} (got {field!r})")
+        raise ValueError(f"field must be one of {allowed} (got {_checks.show(field)})")
     if not runs:
         raise ValueError("values must list at least one value (got an empty list)")
     df = _frame(runs, progress)
@@ -230,20 +230,27 @@ def _frame(runs: list[tuple[Scenario, Policy, Any]], progress: bool | None) -> "
     return pd.DataFrame(rows)
 
 
+def _policy_list(policies: object) -> list[Any]:
+    if isinstance(policies, (str, Policy)):
+        raise ValueError(
+            f"policies must be a list of specs, e.g. ['priority', 'reserve:8'] (got {_checks.show(policies)})"
+        )
+    return _checks.sequence("policies", policies, what="policy specs", min_len=1)
+
+
 def _check_metrics(metrics: Sequence[str]) -> tuple[str, ...]:
-    names = tuple(metrics)
+    names = tuple(_checks.sequence("metrics", metrics, what="metric names"))
     unknown = [m for m in names if m not in METRICS]
     if unknown or not names:
-        raise ValueError(f"metrics must be names from {', '.join(METRICS)} (got {list(names)!r})")
+        raise ValueError(f"metrics must be names from {', '.join(METRICS)} (got {_checks.show(list(names))})")
     return names
 
 
 def _check_seeds(seeds: Iterable[int]) -> list[int]:
-    out = list(seeds)
-    if not out or any(isinstance(s, bool) or not isinstance(s, int) for s in out):
-        raise ValueError(f"seeds must be a non-empty list of integers (got {out!r})")
+    out = _checks.sequence("seeds", seeds, what="integers", min_len=1)
+    out = [_checks.integer("seeds", s, big=True) for s in out]
     if len(set(out)) != len(out):
-        raise ValueError(f"seeds must not repeat (got {out!r})")
+        raise ValueError(f"seeds must not repeat (got {_checks.show(out)})")
     return out
 
 
@@ -287,13 +294,9 @@ def sweep_seeds(
     """
     import pandas as pd
 
-    if isinstance(policies, (str, Policy)):
-        raise ValueError(f"policies must be a list of specs, e.g. ['priority', 'reserve:8'] (got {policies!r})")
-    pols = [parse_policy(p, **extensions) for p in policies]
-    if not pols:
-        raise ValueError("policies must list at least one policy (got an empty list)")
+    pols = [parse_policy(p, **extensions) for p in _policy_list(policies)]
     names = _check_metrics(metrics)
-    base = Scenario() if base is None else base
+    base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
     for p in pols:
         p.check_fits(base.slots)
     runs = [(base.with_(seed=s), p) for s in _check_seeds(seeds) for p in pols]
@@ -424,13 +427,13 @@ def smallest_reserve(
     """
     import pandas as pd
 
-    if kind not in ("reserve", "hybrid"):
-        raise ValueError(f"kind must be 'reserve' or 'hybrid' (got {kind!r})")
+    _checks.choice("kind", kind, ("reserve", "hybrid"))
+    _checks.number("limit_s", limit_s)
     _check_metrics([metric])
-    base = Scenario() if base is None else base
+    base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
+    _checks.keywords("smallest_reserve", extensions, EXTENSIONS)
     top = base.slots if max_reserve is None else max_reserve
-    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= base.slots:
-        raise ValueError(f"max_reserve must be an integer in [0, slots] (got {max_reserve!r}, slots={base.slots})")
+    top = _checks.integer("max_reserve", top, lo=0, hi=base.slots, hi_name="slots")
     rows = []
     for seed in _check_seeds(seeds):
         sc = base.with_(seed=seed)
