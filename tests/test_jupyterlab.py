@@ -147,9 +147,11 @@ def _load_lab(page, url: str) -> None:
 # Runs in the page: open a notebook (its kernel starts as JupyterLab starts
 # it), wait until every markdown cell is rendered, and describe every cell.
 _OPEN_JS = """
-async ({path, waitKernel}) => {
+async ({path, waitKernel, kernelId}) => {
   const app = window.jupyterapp;
-  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  const args = {path, factory: 'Notebook'};
+  if (kernelId) { args.kernel = {id: kernelId}; }
+  const w = await app.commands.execute('docmanager:open', args);
   await w.context.ready;
   await w.revealed;
   app.shell.activateById(w.id);
@@ -175,7 +177,7 @@ async ({path, waitKernel}) => {
   }
   const visible = el => !!el && el.checkVisibility({visibilityProperty: true, opacityProperty: true})
                        && el.getBoundingClientRect().height > 0;
-  return nb.widgets.map(c => {
+  const cells = nb.widgets.map(c => {
     const out = c.node.querySelector('.jp-Cell-outputArea');
     const input = c.node.querySelector('.jp-Cell-inputArea');
     return {
@@ -187,15 +189,24 @@ async ({path, waitKernel}) => {
       visibleText: c.node.innerText,
     };
   });
+  return cells;
 }
 """
 
 _CLOSE_JS = """
-async () => {
+async (shutdown) => {
   const app = window.jupyterapp;
   const w = app.shell.currentWidget;
-  if (w && w.sessionContext) { await w.sessionContext.shutdown(); }
+  if (shutdown && w && w.sessionContext) { await w.sessionContext.shutdown(); }
   if (w) { w.dispose(); }
+}
+"""
+
+_KERNEL_ID_JS = """
+async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  await w.sessionContext.ready;
+  return w.sessionContext.session.kernel.id;
 }
 """
 
@@ -207,12 +218,13 @@ async () => {
 """
 
 
-def _open(page, path: str, wait_kernel: bool = False) -> list[dict]:
-    return page.evaluate(_OPEN_JS, {"path": path, "waitKernel": wait_kernel})
+def _open(page, path: str, wait_kernel: bool = False, kernel_id: str | None = None) -> list[dict]:
+    """Open ``path`` in JupyterLab (connected to the running kernel ``kernel_id`` if given)."""
+    return page.evaluate(_OPEN_JS, {"path": path, "waitKernel": wait_kernel, "kernelId": kernel_id})
 
 
-def _close(page) -> None:
-    page.evaluate(_CLOSE_JS)
+def _close(page, shutdown: bool = True) -> None:
+    page.evaluate(_CLOSE_JS, shutdown)
 
 
 def _fail_listing(what: str, problems: list[str]) -> None:
@@ -236,9 +248,12 @@ RAW_MYST = [
 def opened(lab) -> dict[str, list[dict]]:
     """Every chapter opened once without running a cell: its cells as JupyterLab shows them."""
     seen = {}
-    for path in CHAPTERS:
-        seen[path.name] = _open(lab, f"notebooks/{path.name}")
-        _close(lab)
+    kernel_id = None
+    # One kernel for them all (starting one per chapter is most of the time).
+    for i, path in enumerate(CHAPTERS):
+        seen[path.name] = _open(lab, f"notebooks/{path.name}", kernel_id=kernel_id)
+        kernel_id = kernel_id or lab.evaluate(_KERNEL_ID_JS)
+        _close(lab, shutdown=i == len(CHAPTERS) - 1)
     return seen
 
 
