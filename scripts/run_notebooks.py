@@ -26,7 +26,11 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
   (``metadata.jupyter.source_hidden``) and the ``remove-cell`` tag for the book;
 * every figure has alt text: a code cell whose outputs hold an image gets
   ``metadata.mystnb.image.alt`` from ``notebooks/figure_alt.json`` (cell id ->
-  text), which MyST-NB writes as the image's ``alt``.
+  text), which MyST-NB writes as the image's ``alt``, and figures at least
+  :data:`WIDE_FIGURE_PX` wide the ``lanes-wide`` class (readable on a phone).
+
+The system diagram, named in the prose by its path, becomes a link to it
+(:data:`PROSE_LINKS`).
 
 The save rules of :mod:`lanes.pool.savehook` (no widget views, no progress frames,
 consecutive stream outputs merged) are applied too: they are what the kit's
@@ -86,9 +90,45 @@ def figure_alt() -> dict[str, str]:
     return json.loads(FIGURE_ALT.read_text(encoding="utf-8"))
 
 
+#: Figures at least this many pixels wide (three or more panels side by side, about
+#: 10 inches at the inline backend's 100 dpi) get the ``lanes-wide`` class: on a
+#: phone the book shows them at a readable size in a box that scrolls sideways
+#: (book/_static/lanes.css), not shrunk to the screen's width.
+WIDE_FIGURE_PX = 1000
+WIDE_CLASS = "lanes-wide"
+
+
+def image_width(cell: dict) -> int:
+    """The pixel width of the widest PNG among a code cell's outputs (0 when none)."""
+    import base64
+    import struct
+
+    widest = 0
+    for out in cell.get("outputs", []):
+        png = out.get("data", {}).get("image/png")
+        if png:
+            head = base64.b64decode("".join(png)[:64])
+            if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+                widest = max(widest, struct.unpack(">I", head[16:20])[0])
+    return widest
+
+
 def has_image(cell: dict) -> bool:
     """Whether a code cell's outputs hold an image (a figure)."""
     return any(m in out.get("data", {}) for out in cell.get("outputs", []) for m in IMAGE_MIMES)
+
+
+#: Files the prose names as code, made links (relative to ``notebooks/``): a click
+#: opens the file in JupyterLab, and the book offers it.
+PROSE_LINKS = {
+    "`book/images/system.svg`": "[book/images/system.svg](../book/images/system.svg)",
+}
+
+
+def _link_files(text: str) -> str:
+    for code, link in PROSE_LINKS.items():
+        text = text.replace(code, link)
+    return text
 
 
 def _set_jupyter_flag(cmeta: dict, key: str) -> None:
@@ -114,6 +154,11 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
             cmeta.pop(key, None)
         if isinstance(cell.get("source"), list):
             cell["source"] = "".join(cell["source"])
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = _link_files(cell["source"])
+            template = cmeta.get("lanes", {}).get("prose")
+            if isinstance(template, str):
+                cmeta["lanes"]["prose"] = _link_files(template)
         if cell.get("cell_type") == "code" and REVEAL_TAG in tags:
             # JupyterLab writes both flags when outputs are collapsed; with one
             # alone it would add the other on opening, and the file would change.
@@ -122,8 +167,18 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
         if cell.get("cell_type") == "code" and SETUP_TAG in tags:
             _set_jupyter_flag(cmeta, "source_hidden")
             cmeta["tags"] = SETUP_TAGS + [t for t in tags if t not in SETUP_TAGS and t != "hide-input"]
-        if cell.get("cell_type") == "code" and cell.get("id") in alt and has_image(cell):
-            cmeta.setdefault("mystnb", {}).setdefault("image", {})["alt"] = alt[cell["id"]]
+        if cell.get("cell_type") == "code" and has_image(cell):
+            image = cmeta.setdefault("mystnb", {}).setdefault("image", {})
+            if cell.get("id") in alt:
+                image["alt"] = alt[cell["id"]]
+            if image_width(cell) >= WIDE_FIGURE_PX:
+                image["classes"] = WIDE_CLASS
+            else:
+                image.pop("classes", None)
+            if not image:
+                del cmeta["mystnb"]["image"]
+                if not cmeta["mystnb"]:
+                    del cmeta["mystnb"]
         for out in cell.get("outputs", []):
             out.get("metadata", {}).pop("execution", None)
             if out.get("output_type") == "execute_result" and cell.get("execution_count"):
