@@ -4,9 +4,10 @@ Start JupyterLab from the repository root with
 
     jupyter lab --config=jupyter_server_config.py
 
-(an install of the kit, ``pip install -e .`` or ``pip install .``, also puts
-``jupyter-config/jupyter_server_config.d/lanes.json`` where every Jupyter
-server finds it, so a plain ``jupyter lab`` gets the same hook).
+(an install of the kit, ``pip install .``, also installs
+``lanes/pool/server_config/lanes.json`` into ``etc/jupyter/jupyter_server_config.d``
+of the environment, where every Jupyter server finds it, so a plain
+``jupyter lab`` gets the same hook).
 
 The hook, ``lanes.pool.savehook.pre_save``, removes the widget views and progress
 frames from every notebook the server saves, so a chapter run, saved, closed

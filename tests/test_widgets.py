@@ -117,7 +117,7 @@ class TestWhatASavedNotebookKeeps:
         assert callable(hook) and hook.__name__ == "pre_save"
         import json
 
-        installed = json.loads((root / "jupyter-config" / "jupyter_server_config.d" / "lanes.json").read_text())
+        installed = json.loads((root / "lanes" / "pool" / "server_config" / "lanes.json").read_text())
         assert installed == {"ContentsManager": {"pre_save_hook": "lanes.pool.savehook.pre_save"}}
 
 

@@ -20,7 +20,7 @@ JSON data and in place:
 :func:`pre_save` applies it to every notebook a Jupyter server saves; the kit
 installs it as the server's ``ContentsManager.pre_save_hook`` (see
 ``jupyter_server_config.py`` at the repository root and
-``jupyter-config/jupyter_server_config.d/lanes.json``).
+``lanes/pool/server_config/lanes.json``).
 ``scripts/run_notebooks.py`` applies the same rules to the committed chapters.
 
 Standard library only: the hook runs inside the Jupyter server process.
