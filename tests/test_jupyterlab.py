@@ -412,11 +412,15 @@ def test_explorers_survive_save_restart_and_reopen(lab, lab_url, lab_root):
         errors = [e for c in ran for e in c["errors"]]
         assert not errors, f"{target} raised when run in JupyterLab: {errors}"
         assert all(c["count"] for c in ran), f"{target}: not every cell ran"
-        handle = lab.locator(".jp-NotebookPanel:visible .widget-slider .noUi-handle").first
+        slider = lab.locator(".jp-NotebookPanel:visible .widget-slider").first
+        before = slider.locator(".widget-readout").inner_text()
+        handle = slider.locator(".noUi-handle").first
         handle.focus()
         handle.press("ArrowRight")
         handle.press("ArrowRight")
         lab.evaluate(_WAIT_IDLE_JS)
+        after = slider.locator(".widget-readout").inner_text()
+        assert after != before, f"{target}: the slider did not move ({before} -> {after})"
         lab.evaluate(_SAVE_JS)
         problems += [f"{target} saved with {v}" for v in _saved_widget_views(lab_root / target)]
         lab.evaluate(_RESTART_JS)
