@@ -238,7 +238,8 @@ def _fail_listing(what: str, problems: list[str]) -> None:
 # --------------------------------------------------------------------------
 
 RAW_MYST = [
-    ("a MyST role", r"\{[a-z][a-z:-]*\}`"),
+    # Rendered, a role's backticks become a code element: "{glue:text}name" is left.
+    ("a MyST role", r"\{[a-z][a-z-]*(?::[a-z-]+)?\}(?=\S)"),
     ("a {{placeholder}}", r"\{\{"),
     ("a MyST directive", r"```\{|:::"),
 ]
