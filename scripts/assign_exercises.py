@@ -4,6 +4,7 @@
     python scripts/assign_exercises.py                 # execute masters, regenerate everything
     python scripts/assign_exercises.py 03_headroom     # one set only
     python scripts/assign_exercises.py --no-execute    # masters are already executed
+    python scripts/assign_exercises.py --normalise-only  # re-apply the student-notebook rules only
 
 For each master ``solutions/NN_slug/NN_slug.ipynb`` (Otter Assign format v1):
 
@@ -31,6 +32,7 @@ uses them to regenerate into a temporary folder and compare with ``exercises/``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import pathlib
@@ -77,8 +79,32 @@ def execute_master(path: pathlib.Path, timeout_s: int = 300) -> None:
     nbformat.write(nb, path)
 
 
+def _runner():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "scripts" / "run_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _savehook():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "pool" / "savehook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def normalize(nb, *, keep_outputs: bool) -> None:
-    """Drop volatile metadata: timings, random cell ids, and (students) outputs."""
+    """Drop volatile metadata: timings, random cell ids, and (students) outputs.
+
+    Kept outputs (the masters') get the save rules of ``lanes.pool.savehook``
+    (no widget views, consecutive streams merged), as ``scripts/run_notebooks.py``
+    and JupyterLab's save write them.
+    """
+    _savehook().clean_notebook(nb)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"c{i:03d}"
         cell.metadata.pop("execution", None)
@@ -86,9 +112,9 @@ def normalize(nb, *, keep_outputs: bool) -> None:
             cell.outputs = []
             cell.execution_count = None
     nb.metadata.pop("widgets", None)
-    li = nb.metadata.get("language_info")
-    if isinstance(li, dict):
-        li.pop("version", None)
+    # What JupyterLab writes on opening (version included): committed, so that
+    # opening a set in JupyterLab does not change the file.
+    nb.metadata["language_info"] = json.loads(json.dumps(_runner().LANGUAGE_INFO))
 
 
 def check_against_spec(master: pathlib.Path) -> None:
@@ -116,13 +142,56 @@ def check_against_spec(master: pathlib.Path) -> None:
         raise SystemExit(f"{slug}: no answer key {master.parent / 'key.py'}")
 
 
+#: Put before the variant line of a set: run before the STUDENT cell, the variant
+#: cell says what to run first instead of a bare NameError.
+STUDENT_GUARD = (
+    'if "STUDENT" not in globals():\n'
+    '    raise NameError("STUDENT is not set yet: run the STUDENT cell above, then this one")\n'
+)
+
+
+def guard_variant_cell(source: str) -> str:
+    """``source`` with :data:`STUDENT_GUARD` before its ``V = ...variant(..., STUDENT)`` line."""
+    if STUDENT_GUARD in source:
+        return source
+    return re.sub(r"^(V = lanes\.exercises\.variant\(.*STUDENT\))$", lambda m: STUDENT_GUARD + m.group(1),
+                  source, count=1, flags=re.M)
+
+
 def student_notebook(nb, slug: str) -> None:
-    """Mark the set in the metadata and make the Otter init cell independent of the file name."""
+    """Mark the set in the metadata, make the Otter init cell independent of the file name,
+    and guard the variant cell against running before the STUDENT cell."""
     nb.metadata["lanes"] = {"set": slug}
     for cell in nb.cells:
         if cell.cell_type == "code" and "otter.Notebook(" in cell.source and "import otter" in cell.source:
             cell.source = INIT_SOURCE
             break
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "lanes.exercises.variant(" in cell.source:
+            cell.source = guard_variant_cell(cell.source)
+            break
+
+
+def normalise_students(out_root: pathlib.Path = EXERCISES) -> list[pathlib.Path]:
+    """Apply :func:`student_notebook` and :func:`normalize` to the student notebooks already
+    in ``out_root`` (no Otter, no execution); returns the files that changed.
+
+    The same steps :func:`assign_one` applies, so a later full regeneration agrees.
+    """
+    import nbformat
+
+    changed = []
+    for path in sorted(out_root.glob("*/*.ipynb")):
+        before = path.read_text(encoding="utf-8")
+        nb = nbformat.reads(before, as_version=4)
+        normalize(nb, keep_outputs=False)
+        student_notebook(nb, path.parent.name)
+        after = nbformat.writes(nb)
+        after += "" if after.endswith("\n") else "\n"
+        if after != before:
+            path.write_text(after, encoding="utf-8")
+            changed.append(path)
+    return changed
 
 
 def solution_notebook(master: pathlib.Path, student: str = ""):
@@ -191,8 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=EXERCISES, help="student output root (default: exercises/)")
     ap.add_argument("--build-dir", "--autograder-dir", dest="build_dir", type=pathlib.Path, default=BUILD_DIR,
                     help="where the filled-in solutions notebooks go (default: build/exercises/)")
+    ap.add_argument("--normalise-only", action="store_true",
+                    help="only re-apply the student-notebook rules to exercises/ (no Otter, no execution)")
     args = ap.parse_args(argv)
 
+    if args.normalise_only:
+        for path in normalise_students(args.out.resolve()):
+            print(f"{path}: normalised", flush=True)
+        return 0
     _env_with_root()
     for master in masters(args.slugs):
         t0 = time.perf_counter()

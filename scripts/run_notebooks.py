@@ -9,14 +9,32 @@ folder (as JupyterLab and nbval run it), then :func:`normalise` makes the
 file look exactly as JupyterLab would save it, so opening and saving a
 committed notebook in JupyterLab leaves ``git diff`` empty:
 
-* the kernelspec JupyterLab writes (``Python 3 (ipykernel)``);
+* the kernelspec JupyterLab writes (``Python 3 (ipykernel)``) and the
+  ``language_info`` it writes on opening (:data:`LANGUAGE_INFO`, version included);
 * no per-cell ``execution`` timestamps, no stale widget state
   (``metadata.widgets``), no ``collapsed``/``scrolled`` view flags;
 * no widget views in outputs: an explorer's output keeps only its text and
   HTML fallback ("Interactive explorer: run this cell ..."), since the model a
   view points at exists only in the kernel that drew it;
 * each ``execute_result`` numbered like its cell, as a fresh run numbers it;
-* one-space JSON indentation and a final newline, as JupyterLab writes.
+* one-space JSON indentation and a final newline, as JupyterLab writes;
+* predictions stay hidden: every reveal cell (tagged ``hide-output``, the cell
+  after each ``predict`` cell) has its outputs collapsed in JupyterLab
+  (``metadata.jupyter.outputs_hidden`` and the ``collapsed`` flag JupyterLab
+  writes with it); the book folds them by the tag, nbval still checks them;
+* the setup cell (tagged ``setup``) has its code collapsed in JupyterLab
+  (``metadata.jupyter.source_hidden``) and the ``remove-cell`` tag for the book;
+* every figure has alt text: a code cell whose outputs hold an image gets
+  ``metadata.mystnb.image.alt`` from ``notebooks/figure_alt.json`` (cell id ->
+  text), which MyST-NB writes as the image's ``alt``, and figures at least
+  :data:`WIDE_FIGURE_PX` wide the ``lanes-wide`` class (readable on a phone).
+
+The system diagram, named in the prose by its path, becomes a link to it
+(:data:`PROSE_LINKS`).
+
+The save rules of :mod:`lanes.pool.savehook` (no widget views, no progress frames,
+consecutive stream outputs merged) are applied too: they are what the kit's
+Jupyter server hook applies to every notebook JupyterLab saves.
 
 Before normalising, the prose of every markdown cell that carries a template
 (``metadata.lanes.prose``, see :mod:`lanes.prose`) is rendered again from the
@@ -35,32 +53,136 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+#: What JupyterLab writes on opening a notebook with the course's kernel (Python 3.11,
+#: as binder/runtime.txt): committed as is, so opening and saving changes nothing.
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+    "version": "3.11.7",
+}
 _CELL_KEYS_DROPPED = ("execution", "collapsed", "scrolled")
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+#: Alt text of every chapter figure, by the id of the code cell that draws it.
+FIGURE_ALT = ROOT / "notebooks" / "figure_alt.json"
+REVEAL_TAG = "hide-output"
+SETUP_TAG = "setup"
+SETUP_TAGS = [SETUP_TAG, "remove-cell"]
+IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
-def normalise(nb: dict) -> dict:
-    """Return ``nb`` (a notebook as plain JSON data) in the committed form, in place."""
+def _savehook():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "pool" / "savehook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def figure_alt() -> dict[str, str]:
+    """``notebooks/figure_alt.json``: cell id -> alt text (empty when the file is missing)."""
+    if not FIGURE_ALT.is_file():
+        return {}
+    return json.loads(FIGURE_ALT.read_text(encoding="utf-8"))
+
+
+#: Figures at least this many pixels wide (three or more panels side by side, about
+#: 10 inches at the inline backend's 100 dpi) get the ``lanes-wide`` class: on a
+#: phone the book shows them at a readable size in a box that scrolls sideways
+#: (book/_static/lanes.css), not shrunk to the screen's width.
+WIDE_FIGURE_PX = 1000
+WIDE_CLASS = "lanes-wide"
+
+
+def image_width(cell: dict) -> int:
+    """The pixel width of the widest PNG among a code cell's outputs (0 when none)."""
+    import base64
+    import struct
+
+    widest = 0
+    for out in cell.get("outputs", []):
+        png = out.get("data", {}).get("image/png")
+        if png:
+            head = base64.b64decode("".join(png)[:64])
+            if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+                widest = max(widest, struct.unpack(">I", head[16:20])[0])
+    return widest
+
+
+def has_image(cell: dict) -> bool:
+    """Whether a code cell's outputs hold an image (a figure)."""
+    return any(m in out.get("data", {}) for out in cell.get("outputs", []) for m in IMAGE_MIMES)
+
+
+#: Files the prose names as code, made links (relative to ``notebooks/``): a click
+#: opens the file in JupyterLab, and the book offers it.
+PROSE_LINKS = {
+    "`book/images/system.svg`": "[book/images/system.svg](../book/images/system.svg)",
+}
+
+
+def _link_files(text: str) -> str:
+    for code, link in PROSE_LINKS.items():
+        text = text.replace(code, link)
+    return text
+
+
+def _set_jupyter_flag(cmeta: dict, key: str) -> None:
+    jupyter = cmeta.setdefault("jupyter", {})
+    jupyter[key] = True
+
+
+def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
+    """Return ``nb`` (a notebook as plain JSON data) in the committed form, in place.
+
+    ``alt`` maps cell ids to figure alt text (default: :func:`figure_alt`).
+    """
+    alt = figure_alt() if alt is None else alt
+    _savehook().clean_notebook(nb)
     meta = nb.setdefault("metadata", {})
     meta["kernelspec"] = dict(KERNELSPEC)
+    meta["language_info"] = json.loads(json.dumps(LANGUAGE_INFO))
     meta.pop("widgets", None)
     for cell in nb.get("cells", []):
         cmeta = cell.setdefault("metadata", {})
+        tags = cmeta.get("tags", [])
         for key in _CELL_KEYS_DROPPED:
             cmeta.pop(key, None)
         if isinstance(cell.get("source"), list):
             cell["source"] = "".join(cell["source"])
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = _link_files(cell["source"])
+            template = cmeta.get("lanes", {}).get("prose")
+            if isinstance(template, str):
+                cmeta["lanes"]["prose"] = _link_files(template)
+        if cell.get("cell_type") == "code" and REVEAL_TAG in tags:
+            # JupyterLab writes both flags when outputs are collapsed; with one
+            # alone it would add the other on opening, and the file would change.
+            _set_jupyter_flag(cmeta, "outputs_hidden")
+            cmeta["collapsed"] = True
+        if cell.get("cell_type") == "code" and SETUP_TAG in tags:
+            _set_jupyter_flag(cmeta, "source_hidden")
+            cmeta["tags"] = SETUP_TAGS + [t for t in tags if t not in SETUP_TAGS and t != "hide-input"]
+        if cell.get("cell_type") == "code" and has_image(cell):
+            image = cmeta.setdefault("mystnb", {}).setdefault("image", {})
+            if cell.get("id") in alt:
+                image["alt"] = alt[cell["id"]]
+            if image_width(cell) >= WIDE_FIGURE_PX:
+                image["classes"] = WIDE_CLASS
+            else:
+                image.pop("classes", None)
+            if not image:
+                del cmeta["mystnb"]["image"]
+                if not cmeta["mystnb"]:
+                    del cmeta["mystnb"]
         for out in cell.get("outputs", []):
             out.get("metadata", {}).pop("execution", None)
             if out.get("output_type") == "execute_result" and cell.get("execution_count"):
                 out["execution_count"] = cell["execution_count"]
-            data = out.get("data", {})
-            # A widget view points at a model that lives only in the kernel that
-            # drew it; no widget state is committed, so after a reopen it would
-            # read "Error displaying widget: model not found". Keep the explorer's
-            # text and HTML fallback, which JupyterLab and the book show instead.
-            if WIDGET_VIEW_MIME in data and len(data) > 1:
-                data.pop(WIDGET_VIEW_MIME)
     return nb
 
 

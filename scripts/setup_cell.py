@@ -36,8 +36,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TAG = "setup"
-#: The book folds the cell's code away behind a toggle; students in Jupyter see it.
-TAGS = [TAG, "hide-input"]
+#: The book removes the cell (it has no output in a checkout); JupyterLab shows it
+#: collapsed to its first line (``metadata.jupyter.source_hidden``, set by
+#: ``scripts/run_notebooks.py``'s ``normalise``).
+TAGS = [TAG, "remove-cell"]
 SOURCE_ENV = "LANES_PIP_SOURCE"
 
 
@@ -60,25 +62,23 @@ def pip_source(config_path: Path = ROOT / "_config.yml") -> str:
 
 
 def cell_source(config_path: Path = ROOT / "_config.yml") -> str:
-    """The code of the setup cell (every line at most 88 columns)."""
-    return f'''# Setup: installs the course kit where it is missing (Google Colab).
-# In a checkout with the kit installed (JupyterLab, nbval) it does nothing.
-import importlib
-import importlib.util
+    """The code of the setup cell (every line at most 88 columns).
 
+    Its first line says what it does: that is the one line a student sees, as
+    :func:`normalise` collapses the cell in JupyterLab (the book removes it).
+    It needs nothing but the standard library, since on Colab ``lanes`` is
+    not there yet.
+    """
+    source = pip_source(config_path)
+    url = source.split(" @ ", 1)[1]
+    return f'''# Colab: installs the course kit if it is missing (in a checkout it does nothing).
+import importlib.util, os, shlex, subprocess, sys  # noqa: E401
 if importlib.util.find_spec("lanes") is None:
-    import os
-    import shlex
-    import subprocess
-    import sys
-
-    source = os.environ.get(
-        "{SOURCE_ENV}",
-        "{pip_source(config_path)}",
-    )
     print("Installing the lanes course kit ...")
-    pip = [sys.executable, "-m", "pip", "install", "-q"]
-    subprocess.run(pip + shlex.split(source), check=True)
+    url = "{url}"
+    src = os.environ.get("{SOURCE_ENV}", f"lanes[course] @ {{url}}")
+    pip = [sys.executable, "-m", "pip", "install", "-q", *shlex.split(src)]
+    subprocess.run(pip, check=True)
     importlib.invalidate_caches()'''
 
 
@@ -102,7 +102,8 @@ def update(nb: dict, source: str) -> bool:
             if old == source and cell["metadata"]["tags"][: len(TAGS)] == TAGS:
                 return False
             cell["source"] = source
-            cell["metadata"]["tags"] = TAGS + [t for t in cell["metadata"]["tags"] if t not in TAGS]
+            cell["metadata"]["tags"] = TAGS + [t for t in cell["metadata"]["tags"]
+                                               if t not in TAGS and t != "hide-input"]
             return True
     first_code = next((i for i, c in enumerate(cells) if c["cell_type"] == "code"), len(cells))
     for cell in cells[first_code:]:

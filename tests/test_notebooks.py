@@ -270,3 +270,75 @@ def test_explorer_offers_the_widget_and_a_text_fallback():
     assert FALLBACK_PREFIX in data["text/html"]
     box.controls["n"].value = 5
     assert "<td>5</td>" in box.table.value
+
+
+# --------------------------------------------------------------------------
+# What JupyterLab shows before anything runs, and what the book says about figures
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_every_reveal_has_its_outputs_collapsed(path):
+    """The cell after each predict cell is tagged ``hide-output`` and collapsed in JupyterLab."""
+    codes = [c for c in load(path)["cells"] if c["cell_type"] == "code"]
+    problems = []
+    for i, cell in enumerate(codes[:-1]):
+        if "predict" not in cell["metadata"].get("tags", []):
+            continue
+        reveal = codes[i + 1]["metadata"]
+        if "hide-output" not in reveal.get("tags", []):
+            problems.append(f"code cell {i + 1}: no hide-output tag (the book would show it)")
+        if not (reveal.get("jupyter", {}).get("outputs_hidden") and reveal.get("collapsed")):
+            problems.append(f"code cell {i + 1}: outputs shown in JupyterLab before it runs")
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_the_setup_cell_is_collapsed_and_removed_from_the_book(path):
+    first = next(c for c in load(path)["cells"] if c["cell_type"] == "code")
+    tags = first["metadata"].get("tags", [])
+    assert "setup" in tags and "remove-cell" in tags, tags
+    assert first["metadata"].get("jupyter", {}).get("source_hidden") is True
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=_rel)
+def test_language_info_is_what_jupyterlab_writes(path):
+    assert load(path)["metadata"].get("language_info") == _runner().LANGUAGE_INFO
+
+
+def _figure_cells(path: Path) -> list[dict]:
+    runner = _runner()
+    return [c for c in load(path)["cells"] if c["cell_type"] == "code" and runner.has_image(c)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_every_figure_has_alt_text_that_says_what_it_shows(path):
+    """Alt text comes from notebooks/figure_alt.json (cell id -> text), applied by normalise."""
+    problems = []
+    for cell in _figure_cells(path):
+        alt = cell["metadata"].get("mystnb", {}).get("image", {}).get("alt", "")
+        if len(alt.split()) < 8:
+            problems.append(f"cell {cell.get('id')}: alt text {alt!r}; add one to notebooks/figure_alt.json "
+                            "and run scripts/run_notebooks.py --normalise-only")
+    assert not problems, problems
+
+
+def test_alt_texts_belong_to_figures():
+    ids = {c.get("id") for p in NOTEBOOKS for c in _figure_cells(p)}
+    stale = sorted(set(_runner().figure_alt()) - ids)
+    assert not stale, f"notebooks/figure_alt.json names cells that draw no figure: {stale}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_wide_figures_are_marked_for_phones(path):
+    runner = _runner()
+    for cell in _figure_cells(path):
+        classes = cell["metadata"].get("mystnb", {}).get("image", {}).get("classes")
+        wide = runner.image_width(cell) >= runner.WIDE_FIGURE_PX
+        assert (classes == runner.WIDE_CLASS) == wide, (cell.get("id"), runner.image_width(cell), classes)
+
+
+def test_the_system_diagram_is_linked_not_named():
+    named = [f"{p.name}" for p in NOTEBOOKS for c in load(p)["cells"]
+             if c["cell_type"] == "markdown" and re.search(r"(?<!\[)`book/images/system\.svg`", "".join(c["source"]))]
+    assert not named, f"the system diagram is named as a path, not linked, in {named}"

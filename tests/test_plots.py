@@ -25,11 +25,30 @@ def table():
 
 
 class TestPlots:
-    def test_occupancy_two_stacked_areas_and_the_pool_line(self, table):
+    def test_occupancy_three_stacked_areas_and_the_pool_line(self, table):
         ax = plots.plot_occupancy(table["priority"])
-        assert len(ax.collections) == 2
+        assert len(ax.collections) == 3
         assert len(ax.lines) == 1 and ax.lines[0].get_ydata()[0] == 64
         ax.figure.canvas.draw()
+
+    def test_occupancy_draws_the_free_slots_as_a_grey_strip_on_top(self, table):
+        from matplotlib.colors import to_hex
+
+        ax = plots.plot_occupancy(table["reserve:8"])
+        free = ax.collections[2]
+        assert to_hex(free.get_facecolor()[0], keep_alpha=False) == plots.COLORS["free"]
+        top = max(v[1] for path in free.get_paths() for v in path.vertices)
+        assert top == pytest.approx(64)
+        assert [t.get_text() for t in ax.get_legend().get_texts()][:3] == ["interactive", "batch", "free"]
+
+    def test_integer_ticks_puts_ticks_on_whole_numbers_only(self):
+        fig, ax = plt.subplots()
+        ax.bar([0, 1, 2], [3, 1, 2])
+        assert any(t % 1 for t in ax.get_xticks())  # matplotlib's own: -0.5, 0.0, 0.5, ...
+        plots.integer_ticks(ax, "x")
+        assert all(t % 1 == 0 for t in ax.get_xticks())
+        with pytest.raises(ValueError, match="axis"):
+            plots.integer_ticks(ax, "z")
 
     def test_littles_law_two_lines_agree(self, table):
         ax = plots.plot_littles_law(table["priority"])

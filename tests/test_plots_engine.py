@@ -66,3 +66,20 @@ class TestPlotsEngine:
         assert len(ax.collections) == 2 and ax.lines[0].get_ydata()[0] == r.scenario.pool_blocks
         ax2 = pe.plot_littles_check([{"predicted": 1.0, "measured": 1.1, "label": "x"}])
         assert list(ax2.lines[1].get_ydata()) == [1.1] and ax2.texts[0].get_text() == "x"
+
+
+def _whole(ticks) -> bool:
+    return all(float(t).is_integer() for t in ticks)
+
+
+class TestIntegerAxes:
+    def test_microbatch_batch_numbers_and_sizes_are_whole(self):
+        from lanes.engine.batcher import simulate_batches
+
+        r = simulate_batches([0.0] * 20, max_batch=8, max_wait_s=0.02, model_call_s=0.05)
+        a, _ = pe.plot_microbatch({"run": r})
+        assert _whole(a.get_xticks()) and _whole(a.get_yticks()), (a.get_xticks(), a.get_yticks())
+
+    def test_goodput_batch_size_axis_is_whole(self):
+        ax = pe.plot_goodput_cliff(range(1, 4))
+        assert _whole(ax.get_xticks()), ax.get_xticks()

@@ -591,3 +591,107 @@ class TestBuiltHtml:
             html = (built_site / rel).read_text(encoding="utf-8")
             assert "VBox(children=" not in html, f"{rel} shows a raw widget repr"
             assert "application/vnd.jupyter.widget-view+json" not in html, f"{rel} embeds a widget view"
+
+
+# --------------------------------------------------------------------------
+# On a phone (390 px), the 404 page anywhere, and alt text
+# --------------------------------------------------------------------------
+
+PHONE = {"width": 390, "height": 844}
+
+# Runs in the page: how far the page scrolls sideways, and the elements that stick out.
+_OVERFLOW_JS = """
+() => {
+  const root = document.documentElement;
+  const limit = root.clientWidth + 1;
+  const wide = Array.from(document.querySelectorAll('body *'))
+    .filter(e => e.getBoundingClientRect().right > limit && e.checkVisibility())
+    .filter(e => !Array.from(e.children).some(c => c.getBoundingClientRect().right > limit))
+    .slice(0, 3)
+    .map(e => `${e.tagName.toLowerCase()}.${String(e.className).split(' ')[0]} "${(e.textContent || '').trim().slice(0, 40)}"`);
+  return {scroll: root.scrollWidth - root.clientWidth, wide};
+}
+"""
+
+
+def test_no_page_scrolls_sideways_on_a_phone(built_site, site_url):
+    """At 390 px no page is wider than the screen: inline code wraps, wide things scroll in their box."""
+    from playwright.sync_api import sync_playwright
+
+    host = urllib.parse.urlsplit(site_url).netloc
+    problems = []
+    with sync_playwright() as pw:
+        browser = _launch_chromium(pw)
+        context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
+        context.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).netloc == host
+                      else r.abort())
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        for rel in html_pages(built_site):
+            if rel in SERVER_PAGES or rel == "index.html":
+                continue
+            page.goto(site_url + rel, wait_until="load")
+            found = page.evaluate(_OVERFLOW_JS)
+            if found["scroll"] > 1:
+                problems.append(f"{rel}: scrolls {found['scroll']} px sideways; widest: {found['wide']}")
+        browser.close()
+    _fail_listing("pages scroll sideways at 390 px", problems)
+
+
+_STYLESHEETS_JS = """
+() => Array.from(document.querySelectorAll('link[rel=stylesheet]'))
+  .map(l => ({href: l.href, loaded: !!l.sheet}))
+"""
+_LINK_JS = "() => Array.from(document.querySelectorAll('.bd-article a[href]'), a => a.href)"
+
+
+def test_404_page_works_from_file_and_from_another_base_path(built_site, site_url):
+    """Served at another root than /lanes/ (the test server's /) or opened over file://,
+    404.html still loads its styles and its links lead to pages of the book."""
+    from playwright.sync_api import sync_playwright
+
+    problems = []
+    with sync_playwright() as pw:
+        browser = _launch_chromium(pw)
+        page = browser.new_page(viewport=PHONE)
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        for url in ((built_site / "404.html").resolve().as_uri(), site_url + "404.html"):
+            page.goto(url, wait_until="load")
+            sheets = page.evaluate(_STYLESHEETS_JS)
+            if not sheets:
+                problems.append(f"{url}: no stylesheet")
+            problems += [f"{url}: stylesheet {s['href']} did not load" for s in sheets if not s["loaded"]]
+            links = page.evaluate(_LINK_JS)
+            if not links:
+                problems.append(f"{url}: no link in the page body")
+            for href in links:
+                if href.startswith("file:"):
+                    target = pathlib.Path(urllib.parse.unquote(urllib.parse.urlsplit(href).path))
+                    if not target.is_file():
+                        problems.append(f"{url}: link {href} leads to no file")
+                elif href.startswith(site_url):
+                    try:
+                        with urllib.request.urlopen(urllib.parse.urldefrag(href)[0], timeout=10) as resp:
+                            status = resp.status
+                    except urllib.error.HTTPError as err:
+                        status = err.code
+                    if status != 200:
+                        problems.append(f"{url}: link {href} -> HTTP {status}")
+                else:
+                    problems.append(f"{url}: link {href} leaves the book")
+        browser.close()
+    _fail_listing("404.html is broken outside /lanes/", problems)
+
+
+def test_every_chapter_figure_has_alt_text_not_a_file_name(built_site):
+    problems = []
+    for rel in html_pages(built_site):
+        if not rel.startswith("notebooks/"):
+            continue
+        html = (built_site / rel).read_text(encoding="utf-8")
+        for tag in re.findall(r"<img\b[^>]*>", html):
+            alt = re.search(r'\balt="([^"]*)"', tag)
+            text = alt.group(1) if alt else ""
+            if len(text.split()) < 5 or re.fullmatch(r"[0-9a-f]{16,}(\.\w+)?", text):
+                problems.append(f"{rel}: <img alt={text!r}>")
+    _fail_listing("chapter figures lack alt text", problems)

@@ -49,3 +49,101 @@ class TestExplorers:
         e = widgets.preemption_explorer(SC)
         sliders = [c for c in e.controls.values() if hasattr(c, "continuous_update")]
         assert sliders and all(c.continuous_update is False for c in sliders)
+
+
+class TestWhatASavedNotebookKeeps:
+    """lanes.pool.savehook: the rules the kit's Jupyter server applies on every save."""
+
+    @staticmethod
+    def _nb(*outputs, widgets=True):
+        nb = {"cells": [{"cell_type": "code", "metadata": {}, "source": "", "outputs": list(outputs)}],
+              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        if widgets:
+            nb["metadata"]["widgets"] = {"application/vnd.jupyter.widget-state+json": {}}
+        return nb
+
+    def test_an_explorer_keeps_its_fallback_and_loses_its_view(self):
+        from lanes.pool import savehook
+
+        e = widgets.littles_explorer()
+        data = e._repr_mimebundle_()
+        assert widgets.WIDGET_VIEW_MIME in data
+        nb = savehook.clean_notebook(self._nb({"output_type": "execute_result", "data": dict(data), "metadata": {}}))
+        (out,) = nb["cells"][0]["outputs"]
+        assert widgets.WIDGET_VIEW_MIME not in out["data"]
+        assert out["data"]["text/plain"].startswith(widgets.FALLBACK_PREFIX)
+        assert "widgets" not in nb["metadata"]
+
+    def test_a_view_with_nothing_else_is_dropped(self):
+        from lanes.pool import savehook
+
+        view = {widgets.WIDGET_VIEW_MIME: {"model_id": "x", "version_major": 2, "version_minor": 0}}
+        nb = savehook.clean_notebook(self._nb({"output_type": "display_data", "data": view, "metadata": {}}))
+        assert nb["cells"][0]["outputs"] == []
+
+    def test_progress_frames_keep_their_last_state_and_streams_merge(self):
+        from lanes.pool import savehook
+
+        nb = savehook.clean_notebook(self._nb(
+            {"output_type": "stream", "name": "stdout", "text": ["57"]},
+            {"output_type": "stream", "name": "stdout", "text": " records\n"},
+            {"output_type": "stream", "name": "stderr", "text": "10%\r50%\r100%\n"},
+            {"output_type": "display_data", "data": {"text/plain": ""}, "metadata": {}},
+            widgets=False,
+        ))
+        assert nb["cells"][0]["outputs"] == [
+            {"output_type": "stream", "name": "stdout", "text": "57 records\n"},
+            {"output_type": "stream", "name": "stderr", "text": "100%\n"},
+        ]
+
+    def test_pre_save_touches_notebooks_only(self):
+        from lanes.pool import savehook
+
+        model = {"type": "file", "content": {"metadata": {"widgets": 1}}}
+        savehook.pre_save(model=model, path="x.txt", contents_manager=None)
+        assert model["content"] == {"metadata": {"widgets": 1}}
+        model = {"type": "notebook", "content": self._nb()}
+        savehook.pre_save(model=model, path="x.ipynb", contents_manager=None)
+        assert "widgets" not in model["content"]["metadata"]
+
+    def test_the_repository_server_config_installs_the_hook(self):
+        import pathlib
+
+        from traitlets.config import PyFileConfigLoader
+
+        root = pathlib.Path(__file__).resolve().parents[1]
+        config = PyFileConfigLoader("jupyter_server_config.py", path=str(root)).load_config()
+        hook = config.ContentsManager.pre_save_hook
+        assert callable(hook) and hook.__name__ == "pre_save"
+        import json
+
+        installed = json.loads((root / "lanes" / "pool" / "server_config" / "lanes.json").read_text())
+        assert installed == {"ContentsManager": {"pre_save_hook": "lanes.pool.savehook.pre_save"}}
+
+
+class TestProgressLine:
+    def test_progress_text(self):
+        from lanes.pool.progress import progress_text
+
+        assert progress_text("sweep", 40, 160, 3.2) == "sweep: 40/160 (25%), 3 s"
+
+    def test_track_yields_every_item_and_leaves_an_empty_display(self, monkeypatch):
+        from IPython.core.interactiveshell import InteractiveShell
+
+        from lanes.pool import progress
+
+        shell = InteractiveShell.instance()
+        shown = []
+        monkeypatch.setattr(shell.display_pub, "publish",
+                            lambda data, metadata=None, **kw: shown.append((data, kw.get("update", False))))
+        items = list(progress.track(range(5), "demo", delay_s=0, every_s=0))
+        assert items == [0, 1, 2, 3, 4]
+        assert shown and shown[0][0]["text/plain"].startswith("demo: 0/5")
+        assert shown[-1] == ({"text/plain": ""}, True)
+
+    def test_sweeps_use_the_progress_line_not_a_widget(self, monkeypatch):
+        from lanes.pool import sweep
+
+        monkeypatch.setenv("LANES_PROGRESS", "1")
+        it = sweep._iterate([1, 2, 3], None, "runs")
+        assert type(it).__name__ == "generator" and list(it) == [1, 2, 3]

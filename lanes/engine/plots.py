@@ -16,7 +16,7 @@ from .batcher import BatchRun
 from .chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
 from .continuous import BatchingResult, DecodeStep
 from .kvpool import KvPoolResult
-from ..pool.plots import COLORS
+from ..pool.plots import COLORS, integer_ticks
 from ..lane.queueing import QueueRun, mm1_response_quantile_s
 from .steps import StepResult
 
@@ -107,6 +107,7 @@ def plot_goodput_cliff(
     ax.axhline(tpot_target_s * 1e3, color="black", ls="--", lw=1, label=f"target {tpot_target_s * 1e3:g} ms")
     ax.set_xlabel("batch size (sequences)")
     ax.set_ylabel("TPOT (ms)")
+    integer_ticks(ax, "x")
     right = ax.twinx()
     right.plot(xs, [r.tokens_per_s_small for r in rows], color=COLORS["batch"], lw=2, label="throughput")
     right.plot(xs, [r.goodput_small_tokens_per_s for r in rows], color=COLORS["interactive"], lw=2, ls="-", drawstyle="steps-post", label="goodput")
@@ -218,6 +219,7 @@ def plot_itl(runs: Mapping[str, StepResult], ax: "Axes | None" = None) -> "Axes"
     ax.set_yscale("log")
     ax.set_xlabel("decode step")
     ax.set_ylabel("inter-token latency (ms)")
+    integer_ticks(ax, "x")
     ax.legend(fontsize=8)
     return ax
 
@@ -253,6 +255,7 @@ def plot_kv_pool(result: KvPoolResult, ax: "Axes | None" = None, *, bin_s: int =
     ax.axhline(result.scenario.pool_blocks, color="black", ls="--", lw=1, label="pool")
     ax.set_xlabel("time (min)")
     ax.set_ylabel("KV blocks held")
+    integer_ticks(ax, "y")
     ax.set_title(f"{result.rule}: chat p99 wait {result.p99_wait_s} s", fontsize=10)
     ax.set_ylim(0, result.scenario.pool_blocks * 1.1)
     ax.legend(fontsize=8, loc="lower right")
@@ -318,6 +321,7 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
         a.bar([k + i * width for k in range(r.batches)], r.batch_sizes, width=width, label=label)
     a.set_xlabel("batch number (in order)")
     a.set_ylabel("requests in the batch")
+    integer_ticks(a, "both")
     a.legend(fontsize=8)
     labels = list(runs)
     b.bar(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
@@ -333,6 +337,7 @@ def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" 
     ax.axhline(results[0].slots, color="black", ls="--", lw=1, label=f"{results[0].slots} slots")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("sequences decoding")
+    integer_ticks(ax, "y")
     ax.set_ylim(0, results[0].slots * 1.15)
     ax.legend(fontsize=8, loc="lower left")
     return ax

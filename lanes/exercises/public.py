@@ -1,4 +1,14 @@
-"""The public form check that ``grader.check("qN")`` runs in JupyterLab (no values are checked)."""
+"""The public form check that ``grader.check("qN")`` runs in JupyterLab (no values are checked).
+
+What a student reads when a check fails is the problem itself, one line per
+answer: Otter's own frame ("Error at line 12 in test q1: public_check(...)")
+is left out for the failures raised here (:class:`CheckFailed`).
+
+In IPython, importing this module (the variant cell imports ``lanes.exercises``)
+registers a ``post_run_cell`` callback that remembers, for every name a cell
+assigns, whether that cell last raised. A check after an answer cell that
+raised then reports the exception, not the value left from an earlier run.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,55 @@ from .forms import FormError
 from .registry import get_set
 from .variants import Variant, normalise_student
 
-__all__ = ["last_error_in_cell_assigning", "public_check"]
+__all__ = ["CheckFailed", "last_error_in_cell_assigning", "public_check"]
+
+_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+#: name -> the first line of the error the last cell assigning it raised.
+_FAILED_CELLS: dict[str, str] = {}
+
+
+class CheckFailed(AssertionError):
+    """A failed public check; its message is all the student needs to read."""
+
+
+def _patch_otter() -> None:
+    """Make Otter show a :class:`CheckFailed` as its message alone, without its own frame."""
+    try:
+        from otter.test_files.exception_test import ExceptionTestFile
+    except Exception:  # noqa: BLE001 - no otter (plain Python): nothing to patch
+        return
+    original = ExceptionTestFile._generate_error_message
+    if getattr(original, "_lanes", False):
+        return
+
+    def message(self, excp, context=0):
+        if isinstance(excp, CheckFailed):
+            return str(excp)
+        return original(self, excp, context)
+
+    message._lanes = True
+    ExceptionTestFile._generate_error_message = message
+
+
+def _remember(result) -> None:
+    """IPython ``post_run_cell`` callback: which assigned names come from a cell that raised."""
+    source = getattr(getattr(result, "info", None), "raw_cell", "") or ""
+    error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+    for name in _ASSIGNED.findall(source):
+        if error is not None:
+            _FAILED_CELLS[name] = _first_line(error)
+        else:
+            _FAILED_CELLS.pop(name, None)
+
+
+def _register_with_ipython() -> None:
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or getattr(shell, "_lanes_public_hook", False):
+        return
+    shell.events.register("post_run_cell", _remember)
+    shell._lanes_public_hook = True
 
 
 def _first_line(exc: BaseException) -> str:
@@ -51,6 +109,10 @@ def public_check(slug: str, question: str, env: dict) -> None:
         except ValueError as e:
             problems.append(str(e))
     for var, form in q.answers:
+        if var in _FAILED_CELLS:
+            problems.append(f"{var}: the last run of its answer cell raised {_FAILED_CELLS[var]}. "
+                            "Fix the cell and run it again.")
+            continue
         if var not in env:
             err = last_error_in_cell_assigning(var)
             if err:
@@ -63,7 +125,11 @@ def public_check(slug: str, question: str, env: dict) -> None:
         except FormError as e:
             problems.append(f"{var} {e}")
     if problems:
-        raise AssertionError("\n".join(problems))
+        raise CheckFailed("\n".join(problems))
     if student == "":
         print("Note: STUDENT is empty, so you are working the default variant. Type your "
               "identifier into the STUDENT cell, run it and the cell under it, then rerun your answers.")
+
+
+_patch_otter()
+_register_with_ipython()

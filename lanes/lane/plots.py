@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .jobstore import BatchLaneResult
 from .interactive import OUTCOMES, LaneResult
+from ..pool.plots import integer_ticks
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -59,6 +60,7 @@ def plot_queue_length(results: Sequence[LaneResult], ax: "Axes | None" = None) -
         ax.plot(r.queue_len_t_s, r.queue_len, label=r.policy.name, lw=1.4)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests waiting")
+    integer_ticks(ax, "y")
     ax.legend(fontsize=8, loc="upper left")
     return ax
 
@@ -132,5 +134,6 @@ def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None
     ax.axvline(r0.scenario.deadline_h, color="#b3154f", lw=1, ls="--", label="deadline")
     ax.set_xlabel("hours since submission")
     ax.set_ylabel("items finished")
+    integer_ticks(ax, "y")
     ax.legend(fontsize=8, loc="upper left")
     return ax

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "binned",
+    "integer_ticks",
     "plot_batch_progress",
     "plot_littles_law",
     "plot_occupancy",
@@ -43,6 +44,21 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
     return ax
 
 
+def integer_ticks(ax: "Axes", axis: str = "both") -> "Axes":
+    """Put ticks on whole numbers only on ``axis`` (``"x"``, ``"y"`` or ``"both"``) of ``ax``.
+
+    For axes that count things (slots, requests, batches, steps): no tick at
+    -0.5 or 2.5 on an axis where only whole numbers exist.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    if axis not in ("x", "y", "both"):
+        raise ValueError(f"axis must be 'x', 'y' or 'both' (got {axis!r})")
+    for name in ("x", "y") if axis == "both" else (axis,):
+        getattr(ax, f"{name}axis").set_major_locator(MaxNLocator(integer=True))
+    return ax
+
+
 def binned(series: Sequence[float], bin_s: int) -> list[float]:
     """Mean of ``series`` over consecutive bins of ``bin_s`` ticks (the last bin may be short)."""
     if bin_s < 1:
@@ -55,7 +71,7 @@ def _hours(n: int, bin_s: int) -> list[float]:
 
 
 def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: int = 60, title: str | None = None) -> "Axes":
-    """Slots busy by kind over the day: interactive below, batch stacked on top.
+    """Slots busy by kind over the day: interactive below, batch stacked on top, free slots grey above.
 
     Parameters
     ----------
@@ -72,7 +88,9 @@ def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: i
     inter = binned(result.busy_interactive, bin_s)
     batch = binned(result.busy_batch, bin_s)
     x = _hours(len(inter), bin_s)
-    ax.stackplot(x, inter, batch, labels=["interactive", "batch"], colors=[COLORS["interactive"], COLORS["batch"]], alpha=0.85)
+    free = [max(0.0, result.scenario.slots - i - b) for i, b in zip(inter, batch)]
+    ax.stackplot(x, inter, batch, free, labels=["interactive", "batch", "free"],
+                 colors=[COLORS["interactive"], COLORS["batch"], COLORS["free"]], alpha=0.85)
     ax.axhline(result.scenario.slots, color="black", lw=1, ls="--", label=f"{result.scenario.slots} slots")
     ax.set_xlim(0, result.scenario.ticks / 3600)
     ax.set_ylim(0, result.scenario.slots * 1.08)
@@ -121,6 +139,7 @@ def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_m
     ax.axvline(mean, color="black", ls="--", lw=1)
     ax.set_xlabel("busy interactive slots")
     ax.set_ylabel("probability")
+    integer_ticks(ax, "x")
     ax.set_title(f"Poisson, mean {mean:g}: orange bars are bursts to {level} or more")
     return ax
 

@@ -4,12 +4,13 @@
 >>> df = sweep(["reserve:0", "reserve:16"])          # doctest: +SKIP
 >>> df[["policy", "p99_s", "batch_done"]]            # doctest: +SKIP
 
-A progress bar (tqdm) is shown only in a live JupyterLab session, detected by
+A progress line (:mod:`lanes.pool.progress`: plain text updated in place, emptied
+at the end, so a saved notebook keeps none of it) is shown only in a live JupyterLab session, detected by
 the ``JPY_SESSION_NAME`` variable that Jupyter Server sets for its kernels, and
 only once a sweep has run for more than a second.  Under nbval, nbconvert,
 pytest or a plain script the sweep is silent, so executed notebooks never
 store a progress bar.  ``LANES_PROGRESS=1`` or ``0`` forces it on or off.
-pandas and tqdm are imported inside the functions.
+pandas is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -93,9 +94,9 @@ def progress_enabled(progress: bool | None = None) -> bool:
 def _iterate(items: Sequence[Any], progress: bool | None, desc: str) -> Iterable[Any]:
     if not progress_enabled(progress) or len(items) < 2:
         return items
-    from tqdm.auto import tqdm
+    from .progress import track
 
-    return tqdm(items, desc=desc, delay=1.0, leave=False)
+    return track(items, desc)
 
 
 def _metric(r: Any, scenario: Scenario, name: str) -> Any:

@@ -1,0 +1,58 @@
+"""A progress line for long loops in a live notebook: plain text, updated in place, gone when done.
+
+A widget progress bar (``tqdm.auto`` in JupyterLab) saves a widget view into
+the notebook, which reads "Error displaying widget: model not found" once the
+kernel is gone, and a text bar on a stream saves every frame it drew. This
+line is one ``text/plain`` display updated in place through its display id
+(``update_display_data``), throttled to a few updates a second, and emptied
+when the loop ends, so the notebook saved after a run holds nothing of it.
+
+IPython is imported inside :func:`track`; outside IPython it iterates silently.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["progress_text", "track"]
+
+T = TypeVar("T")
+
+
+def progress_text(desc: str, done: int, total: int, elapsed_s: float) -> str:
+    """The line shown: ``"desc: 40/161 (25%), 3 s"``; ``elapsed_s`` in seconds."""
+    share = done / total if total else 1.0
+    return f"{desc}: {done}/{total} ({share:.0%}), {elapsed_s:.0f} s"
+
+
+def track(items: Sequence[T], desc: str, *, delay_s: float = 1.0, every_s: float = 0.25) -> Iterator[T]:
+    """Yield ``items``, showing a progress line once the loop has run ``delay_s`` seconds.
+
+    The line is updated at most every ``every_s`` seconds and replaced by an
+    empty display when the loop finishes (or is interrupted).
+    """
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython comes with every kernel
+        yield from items
+        return
+    total = len(items)
+    start = last = time.perf_counter()
+    handle: Any = None
+    try:
+        for done, item in enumerate(items):
+            now = time.perf_counter()
+            if now - start >= delay_s and now - last >= every_s:
+                bundle = {"text/plain": progress_text(desc, done, total, now - start)}
+                if handle is None:
+                    handle = display(bundle, raw=True, display_id=True)
+                else:
+                    handle.update(bundle, raw=True)
+                last = now
+            yield item
+    finally:
+        if handle is not None:
+            handle.update({"text/plain": ""}, raw=True)
+
