@@ -231,6 +231,9 @@ def templated_cells(nb: Mapping[str, Any]) -> Iterable[tuple[int, str, str]]:
 # Bound words: "less than {{x}}" must hold for the unrounded x
 #
 # A chapter often says a computed value is "less than 2%" or "within 10%".
+# Claims over seeds ("99% or better on every seed") are checked the same way:
+# the bound word beside the shown number must hold for the glued value, which
+# the chapter computes as the worst seed (its claims test checks that it is).
 # The number shown is the value rounded by its format spec, so the claim can be
 # false for the value itself ("less than 2%" of 2.17%).  :func:`check_bounds`
 # reads every placeholder with a bound word directly before it (or "or
