@@ -37,6 +37,15 @@ _EXPORTS = {
     "poisson_quantile": "pool.littles",
     "batch_trickle_interval_s": "pool.littles",
     "headroom_slots": "pool.littles",
+    # the standard theory beside the simulator: Erlang B/C, M/M/c waits, staffing rules
+    "erlang_b": "pool.erlang",
+    "erlang_c": "pool.erlang",
+    "mmc_mean_wait_s": "pool.erlang",
+    "mmc_wait_tail": "pool.erlang",
+    "halfin_whitt_beta": "pool.erlang",
+    "sqrt_staffing": "pool.erlang",
+    "servers_for_wait": "pool.erlang",
+    "allen_cunneen_wait_s": "pool.erlang",
     # inside a lane and the batch lane as a product
     "LaneScenario": "lane.interactive",
     "LanePolicy": "lane.interactive",

@@ -16,10 +16,28 @@ class TestVirtualClock:
         # two full batches run at once, the last waits max_wait_s for company
         assert r.total_s == pytest.approx(3 * 0.05 + 0.02)
 
-    def test_no_wait_means_no_batching(self):
+    def test_no_wait_still_takes_what_is_queued(self):
+        # Triton's dynamic batcher and Ray Serve's @serve.batch: a zero wait never
+        # waits for company, but the requests already queued go together.
         r = simulate_batches(20, max_batch=8, max_wait_s=0.0)
+        assert r.batch_sizes == (8, 8, 4)
+        assert r.total_s == pytest.approx(3 * 0.05)
+
+    def test_no_wait_batches_what_piled_up_during_a_call(self):
+        # one every 10 ms, a 50 ms call: each call's arrivals form the next batch
+        r = simulate_batches([i * 0.01 for i in range(11)], max_batch=8, max_wait_s=0.0, model_call_s=0.05)
+        assert r.batch_sizes == (1, 5, 5)
+
+    def test_the_deadline_variant_sends_each_request_alone_with_no_wait(self):
+        r = simulate_batches(20, max_batch=8, max_wait_s=0.0, rule="deadline")
         assert r.batch_sizes == (1,) * 20
         assert r.total_s == pytest.approx(20 * 0.05)
+
+    def test_the_rules_agree_once_the_window_has_time(self):
+        arrivals = [i * 0.003 for i in range(40)]
+        for w in (0.01, 0.02, 0.2):
+            assert (simulate_batches(arrivals, max_wait_s=w).batch_sizes
+                    == simulate_batches(arrivals, max_wait_s=w, rule="deadline").batch_sizes)
 
     def test_long_wait_same_batches_more_time(self):
         r = simulate_batches(20, max_batch=8, max_wait_s=0.2)
@@ -74,6 +92,12 @@ class TestAsyncio:
         assert r.batch_sizes == (8, 8, 4)
         assert r.total_s >= 3 * 0.05
 
+    def test_no_wait_takes_the_queue_in_asyncio_too(self):
+        r = asyncio.run(run_async(20, max_batch=8, max_wait_s=0.0, model_call_s=0.01))
+        assert r.batch_sizes == (8, 8, 4)
+        d = asyncio.run(run_async(6, max_batch=8, max_wait_s=0.0, model_call_s=0.001, rule="deadline"))
+        assert d.batch_sizes == (1,) * 6
+
     def test_matches_the_virtual_clock(self):
         real = asyncio.run(run_async(20, max_batch=6, max_wait_s=0.01, model_call_s=0.01))
         assert real.batch_sizes == simulate_batches(20, max_batch=6, max_wait_s=0.01, model_call_s=0.01).batch_sizes
@@ -105,6 +129,12 @@ class TestValidation:
     def test_max_batch_zero(self):
         with pytest.raises(ValueError, match=r"max_batch must be an integer >= 1 \(got 0\)"):
             simulate_batches(20, max_batch=0)
+
+    def test_unknown_rule(self):
+        with pytest.raises(ValueError, match="rule must be one of 'queued', 'deadline'"):
+            simulate_batches(3, rule="greedy")
+        with pytest.raises(ValueError, match="rule"):
+            MicroBatcher(rule="fifo")
 
     def test_negative_wait(self):
         with pytest.raises(ValueError, match="max_wait_s must be a number >= 0"):

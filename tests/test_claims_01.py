@@ -133,3 +133,29 @@ class TestPeakRateTable:
         assert (p5, p6) == pytest.approx((text["p_over_5"], text["p_over_6"]))
         assert p6 > 10 * p5
         assert text["idle_at_6"] == SC.slots - 6 * HOLD_S == 16
+
+
+class TestErlangC:
+    """P(wait) at the peak from Erlang C, and the sqrt(L) growth of the spare slots."""
+
+    def test_p_wait_at_five_and_six_per_second(self, text):
+        from lanes.pool import erlang
+
+        sc = lanes.Scenario()
+        hold = sum(sc.inter_service_s) / 2
+        assert text["pwait_5"] == pytest.approx(erlang.erlang_c(sc.slots, 5.0 * hold))
+        assert text["pwait_6"] == pytest.approx(erlang.erlang_c(sc.slots, 6.0 * hold))
+        # a queue makes waiting likelier than demand exceeding the pool
+        assert text["pwait_5"] > text["p_over_5"] and text["pwait_6"] > text["p_over_6"]
+        assert text["pwait_ratio_6"] == pytest.approx(text["pwait_6"] / text["p_over_6"])
+
+    def test_slots_for_one_percent_and_the_sqrt_rule(self, text):
+        from lanes.pool import erlang
+
+        L = text["busy_peak"]
+        c = erlang.servers_for_wait(L, text["wait_target"])
+        assert text["slots_1pct"] == c and erlang.erlang_c(c, L) <= 0.01 < erlang.erlang_c(c - 1, L)
+        assert text["spare_1pct"] == c - L
+        assert text["sqrt_peak_spare"] == pytest.approx((c - L) / L ** 0.5)
+        # the same target at four times the load needs far less than four times the spare slots
+        assert erlang.servers_for_wait(4 * L, 0.01) - 4 * L < 2.2 * (c - L)

@@ -124,6 +124,35 @@ class TestRuleOfThumb:
         assert rule > text["r_all"]
 
 
+class TestSquareRootStaffing:
+    """The Halfin-Whitt first guess against the simulator's smallest R on ten seeds."""
+
+    def test_the_formula_and_the_exact_erlang_count(self, text):
+        from lanes.pool import erlang
+        import math
+
+        load = littles.busy_slots(SC.peak_rate, HOLD_S)
+        assert text["p_wait"] == 0.01
+        assert text["beta"] == pytest.approx(erlang.halfin_whitt_beta(0.01))
+        assert text["r_sqrt"] == math.ceil(erlang.halfin_whitt_beta(0.01) * math.sqrt(load)) == 16
+        assert text["r_erlang"] == erlang.servers_for_wait(load, 0.01) - load == 17
+        # the exact count is the smallest with P(wait) <= 1%
+        assert erlang.erlang_c(int(load) + 17, load) <= 0.01 < erlang.erlang_c(int(load) + 16, load)
+
+    def test_it_lands_inside_the_simulators_range_and_beats_the_rule_of_thumb(self, grid, text):
+        per_seed = smallest_meeting(grid, "p99_s", TARGET_S)
+        meeting = seeds_meeting(grid, "p99_s", TARGET_S)
+        assert per_seed.min() <= text["r_sqrt"] <= per_seed.max()
+        assert text["sqrt_meets"] == int(meeting.loc[text["r_sqrt"]])
+        assert text["erlang_meets"] == int(meeting.loc[text["r_erlang"]]) == len(SEEDS)
+        assert abs(text["r_sqrt"] - text["r_all"]) < abs(text["rule"] - text["r_all"])
+        assert (text["sqrt_gap_lo"], text["sqrt_gap_hi"]) == (
+            text["r_sqrt"] - per_seed.max(), text["r_sqrt"] - per_seed.min())
+
+    def test_it_cannot_see_shorter_batch_jobs(self, scan_short, text):
+        assert text["r_sqrt"] > text["r_short_all"] == int(scan_short["reserve"].max())
+
+
 class TestChunking:
     def test_same_total_work(self, text):
         assert SHORT.backlog * 30 == SC.backlog * DRAIN_S

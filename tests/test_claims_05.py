@@ -108,6 +108,22 @@ def test_floor_24_spread_and_promise(seeds):
     assert set(col(seeds["preempt"], "p99")) == {0}
 
 
+def test_a_floor_guarantees_slots_not_work(seeds):
+    from glued_values import glued
+
+    g = glued("05_starvation_and_aging")
+    f24, prio = seeds["preempt, floor 24"], seeds["priority"]
+    ev = col(f24, "evictions")
+    assert (g["f24_ev_lo"], g["f24_ev_hi"]) == (min(ev), max(ev))
+    redone = min(ev) * SC.preempt_cost_s / (sum(SC.batch_service_s) / 2)
+    assert g["f24_redone_lo"] == pytest.approx(redone) and g["cost_s"] == SC.preempt_cost_s
+    # fewer jobs than strict priority on every seed, although the floor shields 24 slots
+    assert g["f24_b_hi"] == max(col(f24, "batch")) < min(col(prio, "batch")) == g["prio_b_lo"]
+    assert kept(f24) == 0
+    # and more than pure preemption without a floor: it caps the cut, it does not stop it
+    assert min(col(f24, "batch")) > max(col(seeds["preempt"], "batch"))
+
+
 def test_aging_turns_preemption_off_after_aging_s(seeds):
     aged = lanes.simulate(SC, "preempt", aging_s=HOUR)
     assert sum(aged.preempted_per_tick[LATER_S:]) == 0

@@ -8,6 +8,8 @@ from lanes.engine.hardware import get_hardware, get_model
 from lanes.lane.jobstore import JobStore
 from lanes.pool.sweep import SEEDS
 
+from glued_values import glued
+
 MODEL, GPU = get_model("llama-3.1-8b"), get_hardware("h100-sxm")
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 CONTEXT = 1024
@@ -47,30 +49,58 @@ class TestDecodeStep:
 
 
 class TestMicroBatcher:
-    def test_no_wait_sends_every_request_alone(self):
+    """The batcher claims, recomputed and compared with the numbers the chapter shows."""
+
+    @pytest.fixture(scope="class")
+    def g(self):
+        return glued("07_batching")
+
+    def test_no_wait_takes_the_queue_in_three_full_calls(self, g):
         r = simulate_batches(20, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
-        assert r.batch_sizes == (1,) * 20
-        assert r.total_s == pytest.approx(1.0)
+        assert r.batch_sizes == (8, 8, 4)  # Triton / Ray Serve: what is queued goes together
+        assert (g["nowait_calls"], g["nowait_total_ms"]) == (r.batches, pytest.approx(1e3 * r.total_s))
+        assert g["nowait_total_ms"] == pytest.approx(3 * 50)
+        assert g["burst_last"] == r.batch_sizes[-1]
 
-    def test_a_200ms_wait_gives_three_calls_and_the_last_waits_it_out(self):
+    def test_a_200ms_wait_gives_the_same_batches_and_only_adds_latency(self, g):
         r = simulate_batches(20, max_batch=8, max_wait_s=0.2, model_call_s=0.05)
-        assert r.batch_sizes == (8, 8, 4)
+        none = simulate_batches(20, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
+        assert r.batch_sizes == none.batch_sizes
         assert r.total_s == pytest.approx(2 * 0.05 + 0.2 + 0.05)
-        assert r.mean_latency_s < simulate_batches(20, max_batch=8, max_wait_s=0.0).mean_latency_s
+        assert r.mean_latency_s > none.mean_latency_s
+        assert (g["burst_calls"], g["burst_total_ms"]) == (r.batches, pytest.approx(1e3 * r.total_s))
 
-    def test_trickle_10ms_apart_calls_drop_and_latency_falls_to_about_a_quarter(self):
-        arrivals = [k * 0.010 for k in range(20)]
+    def test_the_deadline_variant_sends_each_request_alone(self, g):
+        r = simulate_batches(20, max_batch=8, max_wait_s=0.0, model_call_s=0.05, rule="deadline")
+        assert r.batch_sizes == (1,) * 20
+        assert (g["deadline_calls"], g["deadline_total_ms"]) == (20, pytest.approx(1000))
+
+    def test_trickle_10ms_apart_no_wait_batches_and_a_wait_costs_latency(self, g):
+        arrivals = [k * 10 / 1000 for k in range(20)]
         none = simulate_batches(arrivals, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
         wait = simulate_batches(arrivals, max_batch=8, max_wait_s=0.2, model_call_s=0.05)
-        assert (none.batches, wait.batches) == (20, 3)
-        assert 0.2 < wait.mean_latency_s / none.mean_latency_s < 0.35
+        assert 1 < none.batches < 20 and wait.batches < none.batches
+        assert (g["gap10_calls0"], g["gap10_calls200"]) == (none.batches, wait.batches)
+        assert g["gap10_ratio"] == pytest.approx(wait.mean_latency_s / none.mean_latency_s)
+        assert g["gap10_ratio"] > 1
 
-    def test_sparse_traffic_a_long_wait_adds_latency(self):
-        arrivals = [k * 0.025 for k in range(20)]
-        lat = {w: simulate_batches(arrivals, max_batch=8, max_wait_s=w / 1000, model_call_s=0.05).mean_latency_s
-               for w in (0, 20, 50, 100, 200)}
-        assert min(lat, key=lat.get) == 20
-        assert lat[200] > lat[20]
+    def test_sparse_traffic_fuller_batches_slower_answers(self, g):
+        arrivals = [k * 25 / 1000 for k in range(20)]  # as the chapter writes them (ties at call ends matter)
+        runs = {w: simulate_batches(arrivals, max_batch=8, max_wait_s=w / 1000, model_call_s=0.05)
+                for w in (0, 20, 50, 100, 200)}
+        assert runs[200].batches < runs[0].batches
+        assert runs[200].mean_latency_s > runs[0].mean_latency_s
+        assert (g["gap25_calls0"], g["gap25_calls200"]) == (runs[0].batches, runs[200].batches)
+        assert g["gap25_w0"] == pytest.approx(1e3 * runs[0].mean_latency_s)
+        assert g["gap25_w200"] == pytest.approx(1e3 * runs[200].mean_latency_s)
+
+    def test_no_wait_is_fastest_at_every_spacing(self, g):
+        for gap_ms in (0, 10, 25):
+            arrivals = [k * gap_ms / 1000 for k in range(20)]
+            lat = {w: simulate_batches(arrivals, max_batch=8, max_wait_s=w / 1000, model_call_s=0.05).mean_latency_s
+                   for w in (0, 20, 50, 100, 200)}
+            assert min(lat, key=lat.get) == 0
+        assert g["best_wait_everywhere"] == 0
 
 
 class TestContinuousBatching:

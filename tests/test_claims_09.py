@@ -42,6 +42,17 @@ class TestP99Knee:
         assert round(k.rho_max, 2) == 0.69
         assert (round(k.slope_high_load), round(k.slope_low_load)) == (11, 4)
 
+    def test_the_busy_limit_is_not_a_law_it_moves_with_service_over_target(self):
+        from glued_values import glued
+
+        g = glued("09_chains_latency_and_fairness")
+        k = chains.p99_knee(service_s=0.0665, p99_target_s=1.0)
+        half = chains.p99_knee(service_s=0.0665, p99_target_s=0.5)
+        double = chains.p99_knee(service_s=2 * 0.0665, p99_target_s=1.0)
+        assert g["knee_rho"] == pytest.approx(k.rho_max)
+        assert g["knee_rho_half_target"] == pytest.approx(half.rho_max) == pytest.approx(double.rho_max)
+        assert half.rho_max < k.rho_max - 0.2
+
     @pytest.fixture(scope="class")
     def meeting(self):
         rhos = (0.3, 0.4, 0.5, 0.6, 0.7)

@@ -1,5 +1,7 @@
 """KV pool sized in blocks, headroom rules, eviction costs."""
 
+import math
+
 import pytest
 
 from lanes.engine import chains
@@ -75,7 +77,22 @@ class TestPreemptionCosts:
     def test_order_for_a_long_context(self):
         pc = kvpool.preemption_costs()
         assert pc.swap_s < pc.swap_scattered_s < pc.recompute_s < pc.checkpoint_s
-        assert pc.as_slot_costs() == {"swap": 1, "swap, scattered copies": 10, "recompute": 14, "checkpoint restart": 35}
+        assert pc.as_slot_costs(slots=1) == {"swap": 1, "swap, scattered copies": 10, "recompute": 14, "checkpoint restart": 35}
+
+    def test_slot_costs_are_slot_seconds(self):
+        # A prefill occupies the whole engine: on a 64-slot engine one engine-second
+        # is 64 slot-seconds, so a 0.24 s recompute of 6,668 tokens is about 15.4.
+        pc = kvpool.preemption_costs(6668)
+        assert 0.2 < pc.recompute_s < 0.3
+        costs = pc.as_slot_costs()
+        assert costs == pc.as_slot_costs(slots=64)
+        assert costs["recompute"] == math.ceil(64 * pc.recompute_s) == 16
+        assert costs["swap"] == math.ceil(64 * pc.swap_s)
+        assert costs["swap, scattered copies"] == math.ceil(64 * pc.swap_scattered_s)
+        assert costs["checkpoint restart"] == math.ceil(pc.checkpoint_s)  # the job's own time
+        assert pc.as_slot_costs(slots=8)["recompute"] == math.ceil(8 * pc.recompute_s)
+        with pytest.raises(ValueError, match="slots"):
+            pc.as_slot_costs(slots=0)
 
     def test_validation(self):
         with pytest.raises(ValueError, match="scattered_bytes_per_s"):

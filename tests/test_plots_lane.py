@@ -82,8 +82,10 @@ class TestExplorers:
 
         e = engine_widgets.microbatch_explorer()
         assert "8 8 4" in e.table.value
-        e.controls["max_wait_ms"].value = 0
-        assert "1 1 1" in e.table.value
+        e.controls["max_wait_ms"].value = 0  # no wait still takes the queue: same batches
+        assert "8 8 4" in e.table.value
+        e.controls["max_batch"].value = 5
+        assert "5 5 5 5" in e.table.value
 
 
 def test_models_import_no_heavy_modules():

@@ -68,3 +68,178 @@ def test_render_formats_and_refuses():
         prose.render("{{y}}", {})
     with pytest.raises(ValueError, match="format spec"):
         prose.render("{{s:.2f}}", {"s": "text"})
+
+
+# ---------------------------------------------------------------------------
+# Bound words hold for the unrounded values; every number shown is computed
+
+#: Values that are themselves the bound of a claim about another quantity (a target,
+#: a definition): the prose must show them exactly, and a value just before one in
+#: the same sentence ("{{idle_high}} slots sit idle, fewer than {{r_all}}") must
+#: satisfy the bound.
+THRESHOLDS = {
+    "02_why_priority_fails": {"late_after": "the definition of a late request"},
+    "03_headroom": {"target_s": "the p99 target", "r_all": "idle slots are compared with it"},
+    "04_preemption": {"limit_s": "the p99 limit of the design question"},
+    "06_inside_the_lane": {"overload_after": "the lane's overload rule (a definition)"},
+    "07_batching": {"max_batch": "the batcher's limit"},
+    "09_chains_latency_and_fairness": {"hol_budget": "the engine's token budget per step"},
+    "10_where_it_breaks": {"kv_max_seqs": "the engine's sequence cap", "per_slot": "KV per sequence that fits"},
+}
+
+#: Numbers a chapter may type, each with its reason: scenario parameters the reader
+#: sets, names (model versions, HTTP status), a year.  Everything else is rendered.
+LITERALS = {
+    "01_slots_and_littles_law": {"6": "an arrival rate the reader tries (a parameter)"},
+    "02_why_priority_fails": {"0": "t = 0, the start of the run"},
+    "03_headroom": {"0": "R = 0, plain priority", "2": "the gappy grid's step", "8": "first R of the seed scan",
+                    "12": "the gappy grid", "16": "the gappy grid", "20": "the last R swept"},
+    "05_starvation_and_aging": {"0": "t = 0, the start of the run"},
+    "06_inside_the_lane": {"429": "HTTP status 429", "2015": "the year of the cited article"},
+    "07_batching": {"64": "batch sizes of the misconception", "32": "batch sizes of the misconception",
+                    "0": "the swept wait range", "200": "the swept wait range", "429": "HTTP status 429"},
+    "08_chains_memory_and_throughput": {"3.1": "Llama 3.1 (a model name)", "3.3": "Llama 3.3 (a model name)"},
+    "10_where_it_breaks": {"3.1": "Llama 3.1 (a model name)",
+                           "1": "an exponential hold's squared coefficient of variation"},
+}
+
+#: Chapter 11 belongs to another helper; its prose is checked once it is brought in line.
+NOT_YET = {"11_measured_gpu": "owned by helper 22s: 'within 10%' of 10.10%, typed constants"}
+
+
+def _checked(path):
+    if path.stem in NOT_YET:
+        return pytest.param(path, id=path.stem, marks=pytest.mark.xfail(reason=NOT_YET[path.stem]))
+    return pytest.param(path, id=path.stem)
+
+
+@pytest.mark.parametrize("path", [_checked(p) for p in CHAPTERS])
+def test_bound_words_hold_and_every_number_is_computed(path):
+    nb = _load(path)
+    problems = prose.check_prose(nb, thresholds=THRESHOLDS.get(path.stem, {}),
+                                 literals=LITERALS.get(path.stem, {}))
+    assert problems == []
+
+
+def _chapter(stem):
+    return _load(ROOT / "notebooks" / f"{stem}.ipynb")
+
+
+def _edit_template(nb, old, new):
+    """A copy of ``nb`` with ``old`` replaced in its one template containing it, re-rendered."""
+    nb = copy.deepcopy(nb)
+    hits = [c for c in nb["cells"] if old in (prose.template_of(c) or "")]
+    assert len(hits) == 1, old
+    prose.set_template(hits[0], prose.template_of(hits[0]).replace(old, new))
+    prose.render_notebook(nb)
+    return nb
+
+
+def _edit_text(nb, old, new):
+    """A copy of ``nb`` with ``old`` replaced in the rendered text only."""
+    nb = copy.deepcopy(nb)
+    hits = [c for c in nb["cells"] if c["cell_type"] == "markdown" and old in "".join(c["source"])]
+    assert len(hits) == 1, old
+    hits[0]["source"] = "".join(hits[0]["source"]).replace(old, new)
+    return nb
+
+
+def _problems(stem, nb):
+    return prose.check_prose(nb, thresholds=THRESHOLDS.get(stem, {}), literals=LITERALS.get(stem, {}))
+
+
+class TestEditsAreCaught:
+    """The four edits that once passed every test now fail the prose check."""
+
+    def test_the_chapters_pass_before_the_edits(self):
+        for stem in ("03_headroom", "10_where_it_breaks"):
+            assert _problems(stem, _chapter(stem)) == []
+
+    def test_two_prose_numbers_in_chapter_3_changed(self):
+        stem = "03_headroom"
+        nb = _chapter(stem)
+        values = prose.glued_values(nb)
+        i, template, _ = next(c for c in prose.templated_cells(nb) if len(prose.placeholders(c[1])) >= 2)
+        a, b = [p.name for p in prose.placeholders(template)][:2]
+        # in the text only, as a hand edit of the markdown would be ...
+        wrong = dict(values, **{a: values[a] + 7, b: values[b] * 3 + 1})
+        text_edit = copy.deepcopy(nb)
+        text_edit["cells"][i]["source"] = prose.render(template, wrong)
+        problems = _problems(stem, text_edit)
+        assert len(problems) == 1 and f"markdown cell {i}: text differs from its template" in problems[0]
+        # ... or typed into the template in place of its placeholders
+        ph = prose.placeholders(template)[:2]
+        typed = template[:ph[0].start] + "97" + template[ph[0].end:ph[1].start] + "3.5" + template[ph[1].end:]
+        tmpl_edit = _edit_template(nb, template, typed)
+        assert {"'97'", "'3.5'"} <= {p.split("typed number ")[1].split(" ")[0]
+                                     for p in _problems(stem, tmpl_edit) if "typed number" in p}
+
+    def test_less_than_turned_into_more_than_50_percent_in_chapter_10(self):
+        stem = "10_where_it_breaks"
+        nb = _chapter(stem)
+        typed = _edit_template(nb, "less than {{pf_ttft_change:.0f|ceil}}%", "more than 50%")
+        assert any("typed number '50%'" in p for p in _problems(stem, typed))
+        bound = _edit_template(nb, "less than {{pf_ttft_change:.0f|ceil}}%", "more than {{pf_ttft_change:.0f|ceil}}%")
+        assert any("'more than' 3 is false for pf_ttft_change" in p for p in _problems(stem, bound))
+        text = _edit_text(nb, "changes by\nless than", "changes by\nmore than")
+        assert any("differs from its template" in p for p in _problems(stem, text))
+
+    def test_within_1_percent_in_chapter_10(self):
+        stem = "10_where_it_breaks"
+        nb = _chapter(stem)
+        typed = _edit_template(nb, "{{pq_gap_abs:.0f|ceil}}% of the M/M/1", "1% of the M/M/1")
+        assert any("typed number '1%'" in p for p in _problems(stem, typed))
+        rounded = _edit_template(nb, "{{pq_gap_abs:.0f|ceil}}% of the M/M/1", "{{pq_gap_abs:.0f}}% of the M/M/1")
+        assert any("'within' 10 is false for pq_gap_abs" in p for p in _problems(stem, rounded))
+
+
+class TestBoundWords:
+    def _nb(self, template, **values):
+        cells = [{"cell_type": "code", "outputs": [
+            {"metadata": {"scrapbook": {"name": k}},
+             "data": {"application/papermill.record/text/plain": repr(v)}} for k, v in values.items()]},
+            {"cell_type": "markdown", "metadata": {"lanes": {"prose": template}}, "source": ""}]
+        nb = {"cells": cells}
+        prose.render_notebook(nb)
+        return nb
+
+    @pytest.mark.parametrize("template, value, ok", [
+        ("less than {{x:.0%}}", 0.0217, False),
+        ("less than {{x:.0%|ceil}}", 0.0217, True),
+        ("about {{x:.0%}}", 0.0217, True),
+        ("within {{x:.0f}}%", 10.11, False),
+        ("within {{x:.0f|ceil}}%", 10.11, True),
+        ("at least {{x:.0f}}%", 32.86, False),
+        ("at least {{x:.0f|floor}}%", 32.86, True),
+        ("{{x:.0f}}% or better on every seed", 98.62, False),
+        ("{{x:.0f|floor}}% or better on every seed", 98.62, True),
+        ("never drops below {{x:.1f}} h", 4.27, False),
+        ("in no bin are they more than {{x:.1f}} apart", 2.298, True),
+        ("in no bin are they more than {{x:.1f}} apart", 2.31, False),
+        ("more than {{x:.2f}}", 0.3, False),
+        ("spread over {{x}} steps", 51, True),
+    ])
+    def test_the_bound_is_read_from_the_unrounded_value(self, template, value, ok):
+        assert (prose.check_bounds(self._nb(template, x=value)) == []) is ok
+
+    def test_a_threshold_is_shown_exactly_and_compared_with_the_value_before_it(self):
+        nb = self._nb("only {{idle:.1f}} slots sit idle, fewer than {{r}}.", idle=12.3, r=17)
+        assert prose.check_bounds(nb, thresholds={"r"}) == []
+        nb = self._nb("only {{idle:.1f}} slots sit idle, fewer than {{r}}.", idle=18.0, r=17)
+        assert "idle = 18.0 is not 'fewer than' r = 17" in prose.check_bounds(nb, thresholds={"r"})[0]
+        nb = self._nb("late when it waits more than {{t:.0f}} s.", t=2.4)
+        assert "shown rounded" in prose.check_bounds(nb, thresholds={"t"})[0]
+
+    def test_directed_rounding(self):
+        assert prose.render("{{a:.1f|floor}} {{a:.1f|ceil}} {{b:.0%|floor}} {{b:.0%|ceil}}",
+                            {"a": 4.0988, "b": 0.0217}) == "4.0 4.1 2% 3%"
+        assert prose.render("{{a:.2f|ceil}}", {"a": 0.25}) == "0.25"  # exact values stay
+        with pytest.raises(ValueError, match="floor and |ceil need"):
+            prose.render("{{a:g|floor}}", {"a": 1.5})
+        with pytest.raises(ValueError, match="floor or ceil"):
+            prose.render("{{a:.1f|down}}", {"a": 1.5})
+
+    def test_literals_skip_code_maths_and_names(self):
+        nb = {"cells": [{"cell_type": "markdown", "metadata": {},
+                         "source": "In chapter 3, seed 7, `reserve:16` and $c = 64$ hold; M/M/1; 41 slots."}]}
+        assert [lit.text for lit in prose.literal_numbers(nb)] == ["41"]

@@ -7,11 +7,22 @@ of two instants:
 * the moment it holds ``max_batch`` requests (full), or
 * ``max_wait_s`` after it opened (the wait was spent).
 
-A closed window becomes one model call lasting ``model_call_s`` whatever its
-size (a decode step reads the weights once for the whole batch).  When the call
+A window that opens takes everything already queued, up to ``max_batch``, at
+once; only then does it wait, at most ``max_wait_s``, for more.  A closed
+window becomes one model call lasting ``model_call_s`` whatever its size (a
+decode step reads the weights once for the whole batch).  When the call
 returns, the next window opens if anything is waiting.  ``max_wait_s`` is the
-latency the batcher may add to fill a batch; with 0 every window closes as it
-opens, so every request goes alone.
+latency the batcher may add to fill a batch beyond what is already there: with
+0 it never waits, but a window still takes the queue, so requests that piled up
+during a call go together.  This is the rule of Triton's dynamic batcher and of
+Ray Serve's ``@serve.batch`` with a zero timeout.
+
+The batchers also offer one variant, ``rule="deadline"``, for comparison only:
+a window takes a request only while its clock is *strictly before* the close
+instant, even one already queued.  It is what a loop written as "while time
+is left, take the next request" does, and with ``max_wait_s = 0`` it sends
+every request alone however many wait.  Real servers do not behave like this;
+it shows why the order "take what is queued, then wait" matters.
 
 The queue in front may be bounded: a request that finds ``max_queue`` others
 waiting is refused at once with :class:`QueueFullError` (backpressure), which a
@@ -36,6 +47,11 @@ from typing import Any
 
 from .. import _checks
 
+RULES = ("queued", "deadline")
+"""Window rules: ``"queued"`` takes the waiting queue at once then waits
+(the default, what model servers do); ``"deadline"`` takes a request only
+strictly before the window's close instant (a variant for comparison)."""
+
 
 class QueueFullError(asyncio.QueueFull):
     """Raised by :meth:`MicroBatcher.submit` when the queue already holds ``max_queue`` requests."""
@@ -49,11 +65,14 @@ MAX_ASYNC_REQUESTS = 100_000
 MAX_ASYNC_WALL_S = 10.0
 
 
-def _check_rule(max_batch: object, max_wait_s: object, model_call_s: object, max_queue: object):
+def _check_rule(max_batch: object, max_wait_s: object, model_call_s: object, max_queue: object,
+                rule: object = "queued"):
     mb = _checks.integer("max_batch", max_batch, lo=1)
     mw = _checks.number("max_wait_s", max_wait_s, lo=0)
     mc = _checks.number("model_call_s", model_call_s, lo=0)
     mq = None if max_queue is None else _checks.integer("max_queue", max_queue, lo=1)
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(map(repr, RULES))} (got {rule!r})")
     return mb, mw, mc, mq
 
 
@@ -132,6 +151,10 @@ class MicroBatcher:
         Duration of one model call, whatever the batch size (s; 50 ms by default).
     max_queue : int or None
         Most requests allowed to wait; ``None`` for an unbounded queue.
+    rule : {"queued", "deadline"}
+        ``"queued"`` (default): a new window first takes every waiting request,
+        up to ``max_batch``, then waits; ``"deadline"``: the comparison variant
+        that takes requests only before the close instant (see the module notes).
     handler : callable, optional
         Maps the list of a batch's items to the list of their results; by
         default each item is answered with itself.
@@ -149,11 +172,13 @@ class MicroBatcher:
         max_wait_s: float = 0.02,
         model_call_s: float = 0.05,
         max_queue: int | None = None,
+        rule: str = "queued",
         handler: Callable[[list[Any]], list[Any]] | None = None,
     ) -> None:
         self.max_batch, self.max_wait_s, self.model_call_s, self.max_queue = _check_rule(
-            max_batch, max_wait_s, model_call_s, max_queue
+            max_batch, max_wait_s, model_call_s, max_queue, rule
         )
+        self.rule = rule
         self.handler = handler or (lambda items: list(items))
         self.queue: asyncio.Queue = asyncio.Queue(maxsize=self.max_queue or 0)
         self.batch_sizes: list[int] = []
@@ -175,6 +200,9 @@ class MicroBatcher:
 
     async def _fill(self, window: _Window) -> _Window:
         """Take waiting requests into ``window`` until it is full or its time is up."""
+        if self.rule == "queued":  # what is already waiting joins at once
+            while not window.full and not self.queue.empty():
+                window.members.append(self.queue.get_nowait())
         while True:
             now = time.monotonic()
             if not window.admits(now):
@@ -211,6 +239,7 @@ async def run_async(
     max_wait_s: float = 0.02,
     model_call_s: float = 0.05,
     max_queue: int | None = None,
+    rule: str = "queued",
 ) -> BatchRun:
     """Submit ``requests`` requests at once to a :class:`MicroBatcher` and time it (wall clock).
 
@@ -218,14 +247,15 @@ async def run_async(
     ``asyncio.run(run_async(...))`` outside a running event loop.
     """
     n = _checks.integer("requests", requests, lo=0, hi=MAX_ASYNC_REQUESTS)
-    mb, mw, mc, _ = _check_rule(max_batch, max_wait_s, model_call_s, max_queue)
+    mb, mw, mc, _ = _check_rule(max_batch, max_wait_s, model_call_s, max_queue, rule)
     wall = -(-n // mb) * (mc + mw)
     if wall > MAX_ASYNC_WALL_S:
         raise ValueError(
             f"requests / max_batch x (model_call_s + max_wait_s) must be at most {_checks.bound(MAX_ASYNC_WALL_S)} s "
             f"of real waiting (got {wall:.6g} s: requests={n}, max_batch={mb}, model_call_s={mc!r}, max_wait_s={mw!r})"
         )
-    batcher = MicroBatcher(max_batch=max_batch, max_wait_s=max_wait_s, model_call_s=model_call_s, max_queue=max_queue)
+    batcher = MicroBatcher(max_batch=max_batch, max_wait_s=max_wait_s, model_call_s=model_call_s,
+                           max_queue=max_queue, rule=rule)
     worker = asyncio.create_task(batcher.run())
     start = time.monotonic()
     latencies: list[float] = []
@@ -262,6 +292,7 @@ def simulate_batches(
     max_wait_s: float = 0.02,
     model_call_s: float = 0.05,
     max_queue: int | None = None,
+    rule: str = "queued",
 ) -> BatchRun:
     """The micro-batcher's rule on a virtual clock: deterministic, instant.
 
@@ -269,7 +300,7 @@ def simulate_batches(
     ----------
     arrivals : int or sequence of float
         Arrival times (s), or a count of requests all arriving at t = 0.
-    max_batch, max_wait_s, model_call_s, max_queue
+    max_batch, max_wait_s, model_call_s, max_queue, rule
         As for :class:`MicroBatcher`.
 
     Returns
@@ -285,8 +316,12 @@ def simulate_batches(
     (8, 8, 4)
     >>> round(simulate_batches(20, max_batch=8).total_s, 3)
     0.17
+    >>> simulate_batches(20, max_batch=8, max_wait_s=0).batch_sizes
+    (8, 8, 4)
+    >>> len(simulate_batches(20, max_batch=8, max_wait_s=0, rule="deadline").batch_sizes)
+    20
     """
-    mb, mw, mc, mq = _check_rule(max_batch, max_wait_s, model_call_s, max_queue)
+    mb, mw, mc, mq = _check_rule(max_batch, max_wait_s, model_call_s, max_queue, rule)
     if _checks.items(arrivals) is None:  # a count
         times = [0.0] * _checks.integer("arrivals", arrivals, lo=0, hi=MAX_ARRIVALS)
     else:
@@ -337,6 +372,9 @@ def simulate_batches(
         if kind == SERVE and window is None and waiting:
             window = _Window(now, mb, mw)
             window.members.append(waiting.popleft())
+            if rule == "queued":  # what is already waiting joins at once
+                while waiting and not window.full:
+                    window.members.append(waiting.popleft())
             schedule(window.close_at_s, CLOSE)
         if window is None:
             continue

@@ -14,7 +14,8 @@ batch sequence holds as much KV as dozens of chats.  This module models that:
   time the KV in use implies, because every sequence's KV is read at every step.
 * :func:`preemption_costs` prices one eviction of a sequence three ways (swap
   its KV to host memory and back, recompute it, restart from a checkpoint), in
-  seconds that can be fed to the slot pool's ``preempt_cost_s``.
+  seconds of the whole engine; :meth:`PreemptionCost.as_slot_costs` turns them
+  into the slot-seconds the slot pool's ``preempt_cost_s`` counts.
 
 Simplifications: a sequence reserves its whole context when admitted and
 holds it for a fixed time; chats are served first come first served.
@@ -382,6 +383,12 @@ def simulate_kv_pool(scenario: KvScenario | None = None, rule: str = "slots:8") 
 class PreemptionCost:
     """Seconds one eviction of a sequence costs, three ways.
 
+    ``swap_s``, ``swap_scattered_s`` and ``recompute_s`` are seconds of the
+    *whole engine*: a prefill runs on the entire GPU, and a swap's copies sit
+    in the step, so every sequence of the batch waits for them.
+    ``checkpoint_s`` is seconds of the evicted job alone (its own lost work).
+    Use :meth:`as_slot_costs` for the slot pool, which counts slot-seconds.
+
     Attributes
     ----------
     context_tokens : int
@@ -406,12 +413,27 @@ class PreemptionCost:
     recompute_s: float
     checkpoint_s: float
 
-    def as_slot_costs(self) -> dict[str, int]:
-        """Each way rounded up to whole seconds, for ``Scenario(preempt_cost_s=...)``."""
+    def as_slot_costs(self, slots: int = 64) -> dict[str, int]:
+        """Each way in whole slot-seconds (rounded up), for ``Scenario(preempt_cost_s=...)``.
+
+        The slot pool splits the engine into ``slots`` equal slots, so one slot
+        does about ``1/slots`` of the engine's work per second and one second
+        of the whole engine is worth ``slots`` slot-seconds.  The engine-wide
+        costs (swap, scattered swap, recompute) are therefore multiplied by
+        ``slots``: a 0.24 s prefill on a 64-slot engine is about 15.4
+        slot-seconds.  The checkpoint restart is the job's own time in its own
+        slot and is taken as it is.
+
+        Parameters
+        ----------
+        slots : int
+            Slots the engine is split into (>= 1; the slot pool's ``Scenario.slots``).
+        """
+        n = _checks.integer("slots", slots, lo=1)
         return {
-            "swap": math.ceil(self.swap_s),
-            "swap, scattered copies": math.ceil(self.swap_scattered_s),
-            "recompute": math.ceil(self.recompute_s),
+            "swap": math.ceil(self.swap_s * n),
+            "swap, scattered copies": math.ceil(self.swap_scattered_s * n),
+            "recompute": math.ceil(self.recompute_s * n),
             "checkpoint restart": math.ceil(self.checkpoint_s),
         }
 
@@ -454,6 +476,7 @@ def preemption_costs(
     PreemptionCost
         Swap moves ``2 x context x KV bytes/token`` (out and back); recompute is
         one prefill of the context on the roofline of :func:`lanes.engine.steps.step_cost`.
+        Both are seconds of the whole engine; see :meth:`PreemptionCost.as_slot_costs`.
     """
     from .steps import step_cost
 

@@ -284,14 +284,14 @@ def preemption_cost_explorer(scenario: Any = None) -> Any:
 
     def render(context_k: int, scattered_gbps: float, checkpoint_s: int) -> tuple[Any, dict[str, Any]]:
         pc = preemption_costs(context_k * 1024, scattered_bytes_per_s=scattered_gbps * 1e9, checkpoint_interval_s=checkpoint_s)
-        costs = pc.as_slot_costs()
+        costs = pc.as_slot_costs(slots=sc.slots)
         done = {k: simulate(sc.with_(preempt_cost_s=c), "preempt").batch_done for k, c in costs.items()}
         fig, (ax,) = figure_axes(1, (6, 3.0))
         ax.barh(list(costs), list(done.values()), color="#ff7f0e")
         for y, (k, v) in enumerate(done.items()):
-            ax.text(v, y, f" {costs[k]} s", va="center", fontsize=8)
+            ax.text(v, y, f" {costs[k]} slot-s", va="center", fontsize=8)
         ax.set_xlabel("batch jobs done under 'preempt'")
-        rows = {f"{k} (s per eviction)": v for k, v in costs.items()}
+        rows = {f"{k} (slot-s per eviction)": v for k, v in costs.items()}
         return fig, rows
 
     return explorer_box(controls, render, "What an eviction costs: change the context, the copies, the checkpoints")

@@ -1,7 +1,7 @@
 """The batch lane as a product: a durable job store, idempotent items, overflow.
 
-A batch lane is a job system, not a low-priority flag on the interactive API.
-A client submits a job and gets a **job ID** back at once; it polls the ID for
+Batch work needs its own front door: marking requests "low priority" on the
+chat endpoint does not make a batch lane.  A client submits a job and gets a **job ID** back at once; it polls the ID for
 progress and fetches results when they are ready.  Inside, the job is
 **chunked** into small items, each with its own deadline, so workers can fit
 them into idle slots and a failure costs one item, not the job.

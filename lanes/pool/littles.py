@@ -195,8 +195,9 @@ def poisson_quantile(mean: float, q: float) -> int:
 def batch_trickle_interval_s(mean_batch_s: float, batch_slots: int) -> float:
     """Mean time between batch completions when batch holds ``batch_slots`` slots.
 
-    Under strict priority with every slot full of batch, the next free slot
-    appears only when some batch job ends: on average every
+    When batch work fills the pool under strict priority, a slot opens for a
+    user only as a batch job finishes.  With ``batch_slots`` jobs running and
+    each lasting ``mean_batch_s`` on average, those finishes come every
     ``mean_batch_s / batch_slots`` seconds.
 
     Parameters

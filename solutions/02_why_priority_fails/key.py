@@ -28,3 +28,13 @@ def q3(a, v):
     expected = (sum(v.batch_service_s) / 2) / v.slots
     return close("q3_gap_s", a["q3_gap_s"], expected, rel=1e-6,
                  hint="how many batch jobs finish per second when every slot holds one?")
+
+
+def q4(a, v):
+    hold_s = sum(lanes.Scenario().inter_service_s) / 2
+    users = v.peak_rate * hold_s  # Little's law at the peak
+    gap = (sum(v.batch_service_s) / 2) / (v.slots - users)  # only the rest of the pool holds batch
+    return [close("q4_user_slots", a["q4_user_slots"], users, rel=1e-6,
+                  hint="arrival rate times the mean time a request holds its slot"),
+            close("q4_gap_peak_s", a["q4_gap_peak_s"], gap, rel=1e-6, weight=2,
+                  hint="as in q3, but only the slots users do not hold carry batch jobs")]

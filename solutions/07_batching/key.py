@@ -1,38 +1,49 @@
 """Answer key of set 07 (instructor only)."""
 
+from collections import Counter
+from functools import lru_cache
+
 from lanes.engine.batcher import simulate_batches
 from lanes.exercises.judge import Check, choice, close, equal
+from lanes.exercises.sets.set_07 import WAITS_MS, trickle
 
 
-def _runs(v):
+def _burst(v):
     common = dict(max_batch=v.max_batch, model_call_s=v.call_s)
     return (simulate_batches(v.n, max_wait_s=0.0, **common), simulate_batches(v.n, max_wait_s=v.wait_s, **common))
 
 
 def q1(a, v):
-    r0, rw = _runs(v)
-    return [equal("q1_sizes_no_wait", a["q1_sizes_no_wait"], list(r0.batch_sizes),
-                  hint="the batch sizes in the order they ran, with max_wait_s=0"),
-            equal("q1_sizes_wait", a["q1_sizes_wait"], list(rw.batch_sizes),
-                  hint="the batch sizes in the order they ran, with your wait")]
+    r0, rw = _burst(v)
+    return [equal("q1_calls", a["q1_calls"], r0.batches, hint="a zero wait still takes what is queued"),
+            close("q1_total_no_wait_s", a["q1_total_no_wait_s"], r0.total_s, rel=1e-6, abs_tol=1e-9),
+            close("q1_total_wait_s", a["q1_total_wait_s"], rw.total_s, rel=1e-6, abs_tol=1e-9,
+                  hint="which windows are full, and which one waits?")]
+
+
+@lru_cache(maxsize=None)
+def _sweep(max_batch, call_s, gap_s):
+    return {w: simulate_batches(trickle(gap_s), max_batch=max_batch, max_wait_s=w / 1000,
+                                model_call_s=call_s) for w in WAITS_MS}
 
 
 def q2(a, v):
-    r0, rw = _runs(v)
-    return [close("q2_total_no_wait_s", a["q2_total_no_wait_s"], r0.total_s, rel=1e-6, abs_tol=1e-9),
-            close("q2_total_wait_s", a["q2_total_wait_s"], rw.total_s, rel=1e-6, abs_tol=1e-9)]
+    runs = _sweep(v.max_batch, v.call_s, v.gap_s)
+    allowed = {w: r for w, r in runs.items() if r.batches <= v.max_calls}
+    best = min(r.mean_latency_s for r in allowed.values())
+    winners = [w for w, r in allowed.items() if r.mean_latency_s <= best + 1e-12]
+    ok = any(abs(a["q2_wait_s"] - w / 1000) <= 1e-6 for w in winners)
+    return [Check(ok, "q2_wait_s is not the allowed wait with the lowest mean latency "
+                      "(waits of 0 to 300 ms in 5 ms steps, at most V.max_calls calls)"),
+            close("q2_latency_s", a["q2_latency_s"], best, rel=1e-6, abs_tol=1e-9)]
 
 
 def q3(a, v):
-    arrivals = [v.gap_s * i for i in range(v.n)]
-    lat = {w: simulate_batches(arrivals, max_batch=v.max_batch, max_wait_s=w, model_call_s=v.call_s).mean_latency_s
-           for w in v.wait_options_s}
-    best = min(lat.values())
-    winners = [w for w, x in lat.items() if x <= best + 1e-12]
-    ok = any(abs(a["q3_best_wait_s"] - w) <= 1e-9 for w in winners)
-    return Check(ok, "q3_best_wait_s is not the option with the lowest mean latency "
-                     "(give one of the listed max_wait_s values)")
+    sizes = Counter(_sweep(v.max_batch, v.call_s, v.gap_s)[0].batch_sizes)
+    top = max(sizes.values())
+    ok = a["q3_typical_batch"] in {s for s, k in sizes.items() if k == top}
+    return Check(ok, "q3_typical_batch is not the most common batch size of the zero-wait trickle")
 
 
 def q4(a, v):
-    return choice("q4_choice", a["q4_choice"], "d", hint="it must explain both the sizes and the times")
+    return choice("q4_choice", a["q4_choice"], "c", hint="what does a window take when it opens?")

@@ -18,9 +18,13 @@ def q2(a, v):
 
 
 def q3(a, v):
-    expected = chains.goodput(tpot_target_s=v.tpot_target_s).max_batch_at_target
-    return equal("q3_max_batch", a["q3_max_batch"], expected,
-                 hint="weights read once per step plus every sequence's KV; round down to a whole batch")
+    batch = chains.goodput(tpot_target_s=v.tpot_target_s).max_batch_at_target
+    # Little's law turned around: a sequence holds its batch place for output_tokens steps
+    rate = batch / (v.output_tokens * v.tpot_target_s)
+    return [equal("q3_max_batch", a["q3_max_batch"], batch,
+                  hint="weights read once per step plus every sequence's KV; round down to a whole batch"),
+            close("q3_max_rate_rps", a["q3_max_rate_rps"], rate, rel=0.005,
+                  hint="how long does one request hold a place in the batch?", weight=1.5)]
 
 
 def q4(a, v):

@@ -23,6 +23,13 @@ def q3(a, v):
 
 
 def q4(a, v):
-    expected = chains.tenant_cost(b_input_tokens=v.b_input_tokens, b_output_tokens=v.b_output_tokens)
-    return close("q4_rr_share_b", a["q4_rr_share_b"], expected.round_robin_share_b, abs_tol=0.005,
-                 hint="one request each in turn: B's cost over the sum of both costs")
+    weight = chains.token_weights().output_weight  # the chapter's priced weight, about 4.76
+    priced = chains.tenant_cost(b_input_tokens=v.b_input_tokens, b_output_tokens=v.b_output_tokens,
+                                output_weight=weight)
+    rule = chains.tenant_cost(b_input_tokens=v.b_input_tokens, b_output_tokens=v.b_output_tokens,
+                              output_weight=3.0)
+    return [close("q4_rr_share_b", a["q4_rr_share_b"], priced.round_robin_share_b, abs_tol=0.005,
+                  hint="one request each in turn: B's cost over the sum of both costs, at the weight priced on the step model", weight=2),
+            close("q4_share_shift", a["q4_share_shift"],
+                  priced.round_robin_share_b - rule.round_robin_share_b, abs_tol=0.002,
+                  hint="the share at the priced weight minus the share at a weight of 3")]

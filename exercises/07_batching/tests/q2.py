@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q2"
-points = 2
+points = 3
 
 @test_case(points=0, hidden=False, 
     success_message="Form check passed. This does not check the value: the grader recomputes it for your variant.")

@@ -20,6 +20,7 @@ SPEC = SetSpec(
         Question("q1", 1, {"q1_choice": Choice("abcd")}),
         Question("q2", 2, {"q2_p99_s": Float(lo=0), "q2_late_fraction": Float(lo=0, hi=1)}),
         Question("q3", 2, {"q3_gap_s": Float(lo=0)}),
+        Question("q4", 3, {"q4_user_slots": Float(lo=0), "q4_gap_peak_s": Float(lo=0)}),
     ),
     default={"hours": 3, "slots": 56, "peak_rate": 3.5, "batch_service_s": (90, 150), "seed": 4421},
     draw=draw,

@@ -1,29 +1,51 @@
-"""Set 07: micro-batching and the wait before a call."""
+"""Set 07: micro-batching, the queue a zero wait still takes, and a wait under a call budget."""
 
-from lanes.exercises.forms import Choice, Float, Int, Seq
+from lanes.engine.batcher import simulate_batches
+from lanes.exercises.forms import Choice, Float, Int
 from lanes.exercises.spec import Question, SetSpec
+
+#: waits the q2 sweep tries, in milliseconds
+WAITS_MS = tuple(range(0, 305, 5))
+#: requests in the trickle of q2 and q3
+TRICKLE_N = 60
+
+
+def trickle(gap_s):
+    """Arrival times of the q2/q3 trickle (s)."""
+    return [gap_s * i for i in range(TRICKLE_N)]
+
+
+def _budget(max_batch, call_s, gap_s):
+    """A call budget between the fewest and the most calls the sweep can give."""
+    calls = [simulate_batches(trickle(gap_s), max_batch=max_batch, max_wait_s=w / 1000,
+                              model_call_s=call_s).batches for w in WAITS_MS]
+    return (min(calls) + max(calls)) // 2
 
 
 def draw(rng):
+    max_batch = rng.choice((4, 6, 8, 10))
+    call_s = rng.choice((0.03, 0.04, 0.06, 0.08))
+    gap_s = rng.choice((0.005, 0.008, 0.012, 0.02))
     return {
         "n": rng.choice((14, 18, 22, 26, 30)),
-        "max_batch": rng.choice((4, 6, 8, 10)),
+        "max_batch": max_batch,
         "wait_s": rng.choice((0.1, 0.15, 0.25, 0.3)),
-        "call_s": rng.choice((0.03, 0.04, 0.06, 0.08)),
-        "gap_s": rng.choice((0.005, 0.008, 0.012, 0.02)),
-        "wait_options_s": rng.choice(((0.0, 0.01, 0.1), (0.0, 0.03, 0.3), (0.0, 0.015, 0.15))),
+        "call_s": call_s,
+        "gap_s": gap_s,
+        "max_calls": _budget(max_batch, call_s, gap_s),
     }
 
 
 SPEC = SetSpec(
     slug="07_batching",
     questions=(
-        Question("q1", 2, {"q1_sizes_no_wait": Seq(Int(lo=1)), "q1_sizes_wait": Seq(Int(lo=1))}),
-        Question("q2", 2, {"q2_total_no_wait_s": Float(lo=0), "q2_total_wait_s": Float(lo=0)}),
-        Question("q3", 2, {"q3_best_wait_s": Float(lo=0)}),
+        Question("q1", 3, {"q1_calls": Int(lo=1), "q1_total_no_wait_s": Float(lo=0),
+                           "q1_total_wait_s": Float(lo=0)}),
+        Question("q2", 3, {"q2_wait_s": Float(lo=0), "q2_latency_s": Float(lo=0)}),
+        Question("q3", 2, {"q3_typical_batch": Int(lo=1)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
     ),
     default={"n": 26, "max_batch": 6, "wait_s": 0.15, "call_s": 0.04, "gap_s": 0.008,
-             "wait_options_s": (0.0, 0.03, 0.3)},
+             "max_calls": _budget(6, 0.04, 0.008)},
     draw=draw,
 )

@@ -22,7 +22,7 @@ SPEC = SetSpec(
     questions=(
         Question("q1", 2, {"q1_in_system": Float(lo=0)}),
         Question("q2", 2, {"q2_ceiling_rps": Float(lo=0)}),
-        Question("q3", 2, {"q3_max_batch": Int(lo=0)}),
+        Question("q3", 3, {"q3_max_batch": Int(lo=0), "q3_max_rate_rps": Float(lo=0)}),
         Question("q4", 2, {"q4_break_even_gbps": Float(lo=0), "q4_verdict": Str(("swap", "recompute"))}),
     ),
     default={"rate_per_s": 7, "ttft_s": 0.6, "output_tokens": 450, "tpot_s": 0.03, "kv_tokens": 2800,

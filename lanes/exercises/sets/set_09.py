@@ -21,7 +21,7 @@ SPEC = SetSpec(
         Question("q1", 2, {"q1_short_ttft_fcfs_s": Float(lo=0)}),
         Question("q2", 2, {"q2_rho_max": Float(lo=0, hi=1)}),
         Question("q3", 2, {"q3_chunks": Int(lo=1)}),
-        Question("q4", 2, {"q4_rr_share_b": Float(lo=0, hi=1)}),
+        Question("q4", 3, {"q4_rr_share_b": Float(lo=0, hi=1), "q4_share_shift": Float(lo=-1, hi=1)}),
     ),
     default={"long_prompt_tokens": 49152, "service_s": 0.06, "p99_target_s": 0.75, "budget_tokens": 6144,
              "b_input_tokens": 2500, "b_output_tokens": 600},
