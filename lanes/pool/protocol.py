@@ -54,6 +54,8 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
 
+from .. import _checks
+
 #: The two kinds of job.
 INTERACTIVE, BATCH = "interactive", "batch"
 
@@ -247,7 +249,8 @@ class Board:
     """
 
     def __init__(self, slots: int, preempt_cost_s: int = 0) -> None:
-        self.slots, self.preempt_cost_s = slots, preempt_cost_s
+        self.slots = _checks.integer("slots", slots, lo=1)
+        self.preempt_cost_s = _checks.integer("preempt_cost_s", preempt_cost_s, lo=0)
         self.waiting: deque[Request] = deque()
         self.batch_queue: deque[QueuedBatch] = deque()
         self.n_batch = 0
@@ -431,15 +434,27 @@ def load_policy(source: str, filename: str = "<policy>"):
     not compile.  The source runs in this process: use it for your own files
     (the online judge runs other people's in a sandbox).
     """
+    import traceback
     import types
 
+    source = _checks.text("source", source, empty=True)
+    filename = _checks.text("filename", filename)
     module = types.ModuleType("student_policy")
     module.__file__ = filename
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
-        raise ValueError(f"policy file {filename} does not compile: {exc.msg} (line {exc.lineno})") from None
-    exec(code, module.__dict__)
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        raise ValueError(f"policy file {filename} does not compile: {exc.msg}{where}") from None
+    except ValueError as exc:  # a NUL byte in the source
+        raise ValueError(f"policy file {filename} does not compile: {exc}") from None
+    try:
+        exec(code, module.__dict__)
+    except Exception as exc:  # noqa: BLE001 - the student's module failed as it ran: say where, in one line
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+        line = f" (line {frames[-1].lineno})" if frames else ""
+        raise ValueError(f"policy file {filename} raised {type(exc).__name__} as it ran{line}: "
+                         f"{_checks.show(str(exc))}") from None
     ns = module.__dict__
     if "policy" in ns:
         return student_scheduler(ns["policy"])
