@@ -71,15 +71,11 @@ EXCLUDED_MODULES = {
 
 #: Callables left out, with the reason.
 EXCLUDED = {
-    # the anchor program's reference implementation: step functions over its own mutable Pool
-    **{
-        f"lanes.pool.reference.{name}": "a step of the reference program, called by reference.run on its own Pool"
-        for name in (
-            "Job", "QueuedBatch", "Pool", "tick", "join_queue", "complete_work", "preempt", "victims",
-            "admit_fifo", "admit_interactive", "admit_batch", "start_interactive", "start_batch",
-            "summarise", "arrival_rate", "percentile", "draw", "run",
-        )
-    },
+    # The reference simulator's run, draw and per-tick steps are fuzzed (each refuses what is not a
+    # Pool, a Scenario or service times); its scheduling rules are methods of the schedulers in
+    # lanes.pool.schedulers (Priority.decide, .evictions, .victims), reached through reference.run.
+    "lanes.pool.reference.Pool": "the mutable state of one run, made by new_pool; every step refuses anything else",
+    "lanes.pool.protocol.View": "a read-only window the Board hands a scheduler over its own queues",
     # records the models return: built by the models from validated input, not by users
     **{
         name: "a result record built by a model, not an entry point"
@@ -97,11 +93,14 @@ EXCLUDED = {
             "lanes.engine.chains.TokenWeights", "lanes.engine.continuous.DecodeStep",
             "lanes.engine.continuous.BatchingResult", "lanes.engine.fairness.FairnessResult",
             "lanes.engine.kvpool.KvPoolResult", "lanes.engine.kvpool.PreemptionCost",
+            "lanes.engine.replay.HoldProfile", "lanes.pool.protocol.Observation",
+            "lanes.pool.protocol.Running", "lanes.pool.protocol.Request", "lanes.pool.protocol.QueuedBatch",
             "lanes.engine.measured.Residual", "lanes.engine.steps.StepCost",
             "lanes.engine.steps.StepRecord", "lanes.engine.steps.StepResult",
         )
     },
     "lanes.engine.batcher.QueueFullError": "an exception class",
+    "lanes.pool.protocol.DecisionError": "an exception class",
     "lanes.engine.batcher.MicroBatcher": "an asyncio object driven by run_async; fuzzed through run_async",
     "lanes.lane.jobstore.JobStore": "an SQLite store driven by simulate_batch_lane; fuzzed through it",
     "lanes.lane.jobstore.ProviderBatchAPI": "a stand-in provider driven by simulate_batch_lane; fuzzed through it",
@@ -175,11 +174,17 @@ BUILDERS = {
     ),
     "Tenant": lambda _: _imp("lanes.engine.fairness").Tenant("a", 200, 100),
     "Request": lambda _: _imp("lanes.engine.steps").Request(300, 4),
+    "Trace": lambda _: _imp("lanes.pool.traces").trace_from_requests(
+        [0, 0.4, 1.5, 2.0, 7.25, 9.0], [120, 900, 40, 3000, 64, 500], [30, 200, 8, 400, 12, 90], name="fuzz"
+    ),
+    "Board": lambda _: _imp("lanes.pool.protocol").Board(4, 2),
+    "Pool": lambda _: _imp("lanes.pool.reference").new_pool(_imp("lanes.pool.scenario").Scenario(hours=0.05), [30, 40]),
     "numpy": lambda spec: __import__("numpy").array(spec),
     "numpy_scalar": lambda spec: getattr(__import__("numpy"), spec[0])(spec[1]),
     "file": lambda content: _temp_file(content),
     "missing_file": lambda _: os.path.join(tempfile.gettempdir(), "lanes-fuzz-no-such-file.jsonl"),
     "lazy": lambda items: [_materialise(x) for x in items],
+    "scheduler": lambda spec: _imp("lanes.pool.schedulers").scheduler_for(spec),
 }
 
 
@@ -304,6 +309,24 @@ REQUIRED = {
     "specs": st.sampled_from(["fifo,priority", "reserve:4", " , ", "bogus"]),
     "name": st.sampled_from(["a", "llama-3.1-8b", "h100-sxm", "h200"]),
     "kind": st.sampled_from(["fifo", "priority", "reserve", "preempt", "hybrid", "bogus"]),
+    # traces: columns of numbers, one hold time per request of the built trace (6) or a wrong count
+    "arrival_s": st.lists(st.floats(0, 50), min_size=1, max_size=6),
+    "prompt_tokens": st.lists(st.integers(1, 4000), min_size=1, max_size=6),
+    "output_tokens": st.lists(st.integers(1, 400), min_size=1, max_size=6),
+    "hold_s": st.lists(st.floats(0.01, 30), min_size=5, max_size=7),
+    "sorted_values": st.lists(st.integers(0, 100), min_size=0, max_size=10).map(sorted),
+    "name_or_path": st.sampled_from(["conv", "code", "nope", ""]),
+    # the reference simulator's steps and a student's policy source
+    "arrivals": st.lists(st.integers(1, 12), max_size=4),
+    "backlog": st.lists(st.integers(1, 60), max_size=6),
+    "source": st.sampled_from([
+        "def policy(obs):\n    return None\n", "def (:\n", "1/0\n", "x = 1\n",
+        "class P:\n    def decide(self, obs):\n        pass\n",
+    ]),
+    "draws": st.none(),
+    "decision": st.just(None),
+    "scheduler": st.sampled_from([None, Build("scheduler", "fifo")]),
+    "label": st.sampled_from(["fifo", ""]),
 }
 
 

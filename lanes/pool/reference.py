@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from .. import _checks
 from .policies import Policy, parse_policy
 from .protocol import BATCH, INTERACTIVE, Board, Running
-from .scenario import Scenario
+from .scenario import MAX_SERVICE_S, Scenario
 from .schedulers import as_scheduler, name_of
 
 #: An interactive request is late when it waited longer than this, seconds.
@@ -113,7 +113,7 @@ def draw(scenario: Scenario) -> tuple[list[int], list[list[int]]]:
 
 def arrival_rate(scenario: Scenario, t: int) -> float:
     """Interactive arrivals per second at tick ``t``: a raised cosine from trough to peak and back."""
-    if type(scenario) is not Scenario or type(t) is not int:  # the checks, skipped on draw's own calls
+    if type(scenario) is not Scenario or type(t) is not int or not 0 <= t <= MAX_SERVICE_S:  # skipped on draw's calls
         _checks.instance("scenario", scenario, Scenario)
         t = _checks.number("t", t)
     swing = (1 - math.cos(2 * math.pi * t / scenario.ticks)) / 2  # 0 at the ends, 1 in the middle
@@ -262,11 +262,11 @@ def percentile(sorted_waits: list[int], q: float) -> int:
 
 
 def _check_step(pool: object, t: object = 0) -> None:
-    """Refuse a step on anything but a :class:`Pool`, or at a tick that is not an integer >= 0."""
+    """Refuse a step on anything but a :class:`Pool`, or at a tick outside the longest window."""
     if type(pool) is not Pool:
         _checks.instance("pool", pool, Pool)
-    if type(t) is not int or t < 0:
-        _checks.integer("t", t, lo=0)
+    if type(t) is not int or not 0 <= t <= MAX_SERVICE_S:
+        _checks.integer("t", t, lo=0, hi=MAX_SERVICE_S)
 
 
 def _service_times(name: str, values: object) -> list[int]:
