@@ -49,6 +49,7 @@ arrive).  Standard library only.
 
 from __future__ import annotations
 
+import traceback
 from collections import deque
 from collections.abc import Sequence
 from itertools import islice
@@ -434,7 +435,6 @@ def load_policy(source: str, filename: str = "<policy>"):
     not compile.  The source runs in this process: use it for your own files
     (the online judge runs other people's in a sandbox).
     """
-    import traceback
     import types
 
     source = _checks.text("source", source, empty=True)
@@ -451,10 +451,11 @@ def load_policy(source: str, filename: str = "<policy>"):
     try:
         exec(code, module.__dict__)
     except Exception as exc:  # noqa: BLE001 - the student's module failed as it ran: say where, in one line
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-        line = f" (line {frames[-1].lineno})" if frames else ""
+        # walk_tb reads no source file (the online judge's child may open none)
+        lines = [n for frame, n in traceback.walk_tb(exc.__traceback__) if frame.f_code.co_filename == filename]
+        line = f" (line {lines[-1]})" if lines else ""
         raise ValueError(f"policy file {filename} raised {type(exc).__name__} as it ran{line}: "
-                         f"{_checks.show(str(exc))}") from None
+                         f"{_checks.show(str(exc))}") from exc
     ns = module.__dict__
     if "policy" in ns:
         return student_scheduler(ns["policy"])
