@@ -212,8 +212,9 @@ def run(scenario: Scenario, policy: object, draws: tuple | None = None) -> dict:
     or any scheduler (see :func:`lanes.pool.schedulers.as_scheduler`).
     ``draws`` (the result of :func:`draw`) may be passed to reuse one set of
     random numbers for several policies, as the table does.  The row has the
-    keys of :meth:`lanes.SlotPoolResult.row`.  It takes about a second per
-    policy for the anchor day here, and grows with ticks x slots.
+    keys of :meth:`lanes.SlotPoolResult.row`.  It takes one to two seconds
+    per policy for the anchor day on the course machine, and grows with
+    ticks x slots.
     """
     _checks.instance("scenario", scenario, Scenario)
     if draws is not None:
