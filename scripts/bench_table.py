@@ -9,6 +9,12 @@ the bests), the load average seen, and what ``python -m lanes table`` imports
 before it simulates (``python -X importtime``).  Every output is compared with
 the seed's: the script fails if one digit differs.
 
+Last it prints a breakdown of one table, in this process: interpreter
+start-up, imports, the random draws, each policy's run and the table's text,
+beside the budget a given speed-up leaves (``--target``, default 15x) and the
+floor of the draws themselves (the generator's 32-bit words, at least one per
+``randint`` and two per ``random()``, fetched in one call).
+
 The seed's program is read out of ../shared/seeds/ when that folder exists (it
 is not part of this repository); otherwise only our times are printed.
 
@@ -79,6 +85,7 @@ def import_report(top: int = 8) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--target", type=float, default=15.0, help="speed-up whose time budget the breakdown shows")
     args = ap.parse_args()
     source = seed_program()
     times: dict[str, list[float]] = {name: [] for name in OURS}
@@ -140,7 +147,57 @@ def main() -> int:
         warm.append(time.perf_counter() - t0)
     print(f"one 6-hour run in process, median of {args.rounds}: {statistics.median(cold) * 1000:.1f} ms with its "
           f"random draws, {statistics.median(warm) * 1000:.1f} ms re-using them (what a policy slider does)")
+    imports_ms = float(import_report(top=0)[0].split(": ")[1].split(" ms")[0])
+    breakdown(args.rounds, args.target, statistics.median(startup) * 1000, imports_ms,
+              statistics.median(seed_times) * 1000 if seed_times else None)
     return 0
+
+
+def breakdown(rounds: int, target: float, startup_ms: float, imports_ms: float, seed_ms: float | None) -> None:
+    """Where one ``python -m lanes table`` spends its time, against the budget of a ``target`` speed-up."""
+    import random
+
+    from lanes import DEFAULT_POLICIES, Scenario, run_table, simulate
+    from lanes.pool.arrivals import draw_stream
+
+    scenario = Scenario()
+    med = lambda f: statistics.median(_times(f, rounds)) * 1000  # noqa: E731
+    from lanes.pool.arrivals import _draw
+
+    def fresh_draw():  # the last few streams are cached: clear them so every round draws
+        _draw.cache_clear()
+        draw_stream(scenario)
+
+    draw_ms = med(fresh_draw)
+    stream = draw_stream(scenario)
+    runs = {spec: med(lambda spec=spec: simulate(scenario, spec, stream=stream)) for spec in DEFAULT_POLICIES}
+    table = run_table(scenario, stream=stream)
+    text_ms = med(table.text)
+    # The generator's words the anchor draws take, at the least: one per randint, two per random().
+    words = len(stream.batch_service_s) + 2 * scenario.ticks + stream.n_arrivals
+    floor_ms = med(lambda: random.Random(scenario.seed).getrandbits(32 * words))
+    parts = [("python start-up (python -c pass)", startup_ms), ("imports (-X importtime, after site)", imports_ms),
+             ("random draws (draw_stream)", draw_ms), *((f"run {spec}", ms) for spec, ms in runs.items()),
+             ("table text", text_ms)]
+    total = sum(ms for _, ms in parts)
+    print(f"breakdown of one table (medians of {rounds}, in process; start-up and imports as measured above):")
+    for name, ms in parts:
+        print(f"  {ms:8.1f} ms  {name}")
+    print(f"  {total:8.1f} ms  sum")
+    print(f"  floor of the draws: {words} words of the generator in one call, {floor_ms:.1f} ms")
+    if seed_ms is not None:
+        budget = seed_ms / target
+        print(f"  budget for {target:g}x: seed {seed_ms:.0f} ms / {target:g} = {budget:.0f} ms; start-up alone is "
+              f"{startup_ms / budget:.0%} of it, start-up + imports + draws {(startup_ms + imports_ms + draw_ms) / budget:.0%}")
+
+
+def _times(f, rounds: int) -> list[float]:
+    out = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t0)
+    return out
 
 
 if __name__ == "__main__":

@@ -170,6 +170,116 @@ class TestTypesBeforeArithmetic:
         refused(lambda: lanes.simulate(small, "priority", stream=""), "stream")
 
 
+
+def _trace():
+    from lanes.pool import traces
+
+    return traces.trace_from_requests([0, 0.4, 1.5, 7.25], [120, 900, 40, 64], [30, 200, 8, 12], name="t4")
+
+
+def _pool():
+    from lanes.pool import reference
+
+    return reference.new_pool(Scenario(hours=0.05), [30, 40])
+
+
+class TestTracesReplayAndTheReference:
+    """Entries of the trace replay, the scheduler interface and the reference simulator."""
+
+    @pytest.mark.parametrize(
+        "call, names",
+        [
+            (lambda: _replay().replay(None), ("trace",)),
+            (lambda: _replay().trace_table(_trace(), base=""), ("base",)),
+            (lambda: _replay().trace_table(_trace(), base=Scenario(hours=0.05), policies=5), ("policies",)),
+            (lambda: _replay().hold_profile(None), ("trace",)),
+            (lambda: _replay().hold_times_s(_trace(), batch=10**9), ("batch", "1000000")),
+            (lambda: _replay().trace_requests((1,)), ("trace",)),
+            (lambda: _replay().smallest_reserve(_trace(), base=Scenario(slots=1000, hours=0.05)), ("slots", "256")),
+            (lambda: _traces().Trace("h200", [1, 2], 30, (1,)), ("prompt_tokens",)),
+            (lambda: _traces().Trace("x", (1.0, 0.5), (1, 1), (1, 1)), ("arrival_s", "non-decreasing")),
+            (lambda: _traces().Trace("x", (0.0, float("nan")), (1, 1), (1, 1)), ("arrival_s[1]",)),
+            (lambda: _traces().nearest_rank(None, 0.5), ("sorted_values",)),
+            (lambda: _traces().nearest_rank([1, 2], 2), ("q",)),
+            (lambda: _traces().resolve(None), ("trace", "conv")),
+            (lambda: _traces().load_trace((1,)), ("trace",)),
+            (lambda: _traces().trace_from_requests(35.2, -1, b"1"), ("arrival_s",)),
+            (lambda: _traces().trace_from_requests([0, 1], [5], [5]), ("one entry per request",)),
+            (lambda: _traces().trace_scenario(_trace(), 92.5), ("hold_s",)),
+            (lambda: _traces().trace_scenario(_trace(), [1.0, 2.0, 1e300, 3.0]), ("hold_s", "604800")),
+            (lambda: _trace().counts(bin_s=1e-9), ("bin_s", "10000000")),
+            (lambda: _trace().resample(1, block_s=1e-12), ("block_s",)),
+            (lambda: _protocol().load_policy(None), ("source",)),
+            (lambda: _protocol().load_policy("1/0\n", "p.py"), ("p.py", "ZeroDivisionError", "line 1")),
+            (lambda: _protocol().Board(0), ("slots",)),
+            (lambda: _schedulers().load_policy_file(0), ("path",)),
+            (lambda: _schedulers().Priority(reserve="x"), ("reserve",)),
+            (lambda: _schedulers().Priority(victim="oldest"), ("victim",)),
+            (lambda: _reference().carry_out(None, 2, None), ("pool",)),
+            (lambda: _reference().carry_out(_pool(), 10**18, None), ("t", "604800")),
+            (lambda: _reference().new_pool(Scenario(hours=0.05), 2), ("backlog",)),
+            (lambda: _reference().new_pool(Scenario(hours=0.05), [30, "x"]), ("backlog[1]",)),
+            (lambda: _reference().join_queue(_pool(), 0, [4, 0]), ("arrivals[1]",)),
+            (lambda: _reference().tick(_pool(), 0, [], None), ("scheduler", "decide")),
+            (lambda: _reference().arrival_rate(Scenario(hours=0.05), HUGE), ("t",)),
+            (lambda: _reference().run(Scenario(hours=0.05), "fifo", ([1], [[]])), ("per_tick", "180 ticks")),
+            (lambda: _reference().draw("x"), ("scenario",)),
+        ],
+    )
+    def test_refused_naming_the_parameter(self, call, names):
+        refused(call, *names)
+
+    def test_a_tick_count_short_of_the_stream_names_the_rule(self):
+        from lanes.engine import replay
+
+        sc, st = replay.replay_inputs(_trace(), Scenario(hours=0.05, backlog=3))
+        message = refused(lambda: _traces().reference_draws(st, 2), "ticks")
+        assert "1 + the stream's last arrival tick" in message and "=8" in message
+
+    def test_a_policy_file_that_raises_as_it_runs_is_one_line(self, tmp_path):
+        f = tmp_path / "p.py"
+        f.write_text("import nosuchmodule_lanes\n")
+        message = refused(lambda: _schedulers().load_policy_file(f), "ModuleNotFoundError", "line 1")
+        assert str(f) in message
+
+    def test_the_checked_steps_still_give_the_anchor_rows(self):
+        from lanes.pool import reference
+
+        sc = Scenario(hours=0.05, backlog=40, slots=8)
+        draws = reference.draw(sc)
+        for spec in ("fifo", "reserve:2", "hybrid:2"):
+            assert reference.run(sc, spec, draws) == simulate(sc, spec).row(), spec
+
+
+def _replay():
+    from lanes.engine import replay
+
+    return replay
+
+
+def _traces():
+    from lanes.pool import traces
+
+    return traces
+
+
+def _protocol():
+    from lanes.pool import protocol
+
+    return protocol
+
+
+def _schedulers():
+    from lanes.pool import schedulers
+
+    return schedulers
+
+
+def _reference():
+    from lanes.pool import reference
+
+    return reference
+
 class TestUnknownKeywords:
     @pytest.mark.parametrize(
         "call",

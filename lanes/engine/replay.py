@@ -26,6 +26,7 @@ and it takes a trace too).  The pool rounds each hold up to whole seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from os import PathLike
 from typing import Sequence
 
 from .. import _checks
@@ -35,10 +36,14 @@ from ..pool.results import PolicyTable, SlotPoolResult
 from ..pool.scenario import Scenario
 from ..pool.traces import Trace, load_trace, trace_scenario, trace_stream
 from .hardware import Hardware, Model, get_hardware, get_model
-from .steps import Request, step_cost
+from .steps import MAX_STEP_SEQUENCES, Request, step_cost
 
 DEFAULT_HARDWARE = "h200-measured"
 DEFAULT_MODEL = "llama-3.1-8b"
+#: Largest pool :func:`smallest_reserve` scans: it runs one replay per R in
+#: ``0 .. slots``, so this bounds its time (a few seconds per hundred runs of
+#: an hour's trace here).
+MAX_SCAN_SLOTS = 256
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,9 @@ def hold_profile(
     model: str | Model = DEFAULT_MODEL,
 ) -> HoldProfile:
     """The decode step a replay of ``trace`` uses (see the module docstring)."""
+    _checks.instance("trace", trace, Trace)
     m, h = _resolve(model, hardware)
-    return _profile(trace, _checks.integer("batch", batch, lo=1), m, h)
+    return _profile(trace, _checks.integer("batch", batch, lo=1, hi=MAX_STEP_SEQUENCES), m, h)
 
 
 def _resolve(model: str | Model, hardware: str | Hardware) -> tuple[Model, Hardware]:
@@ -107,8 +113,9 @@ def hold_times_s(
     hardware, model : str or catalogue entry
         The step-time profile (default ``h200-measured``, ``llama-3.1-8b``).
     """
+    _checks.instance("trace", trace, Trace)
     m, h = _resolve(model, hardware)
-    step = _profile(trace, _checks.integer("batch", batch, lo=1), m, h).decode_step_s
+    step = _profile(trace, _checks.integer("batch", batch, lo=1, hi=MAX_STEP_SEQUENCES), m, h).decode_step_s
     prefill: dict[int, float] = {}  # one step_cost per distinct prompt length
     out = []
     for p, o in zip(trace.prompt_tokens, trace.output_tokens):
@@ -132,8 +139,8 @@ def replay_inputs(
     path; ``base`` gives the pool, the backlog and the seed (default: the
     anchor scenario); the decode batch is ``base.slots``.
     """
-    tr = load_trace(trace) if isinstance(trace, str) else trace
-    base = Scenario() if base is None else base
+    tr = load_trace(trace) if isinstance(trace, (str, PathLike)) else _checks.instance("trace", trace, Trace)
+    base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
     holds = hold_times_s(tr, batch=base.slots, hardware=hardware, model=model)
     scenario = trace_scenario(tr, holds, base)
     return scenario, trace_stream(tr, holds, scenario)
@@ -164,7 +171,7 @@ def trace_table(
 ) -> PolicyTable:
     """Several policies of the slot pool on one trace, the stream built once."""
     scenario, stream = replay_inputs(trace, base, hardware=hardware, model=model)
-    return run_table(scenario, tuple(policies), stream=stream, **extensions)
+    return run_table(scenario, policies, stream=stream, **extensions)
 
 
 def smallest_reserve(
@@ -179,9 +186,11 @@ def smallest_reserve(
 
     Every R from 0 to the pool's slots is tried in order (no gaps); ``None``
     when none meets the target.  A run that admits no request does not count
-    as meeting it.
+    as meeting it.  The pool may have at most :data:`MAX_SCAN_SLOTS` slots.
     """
     target = _checks.number("target_p99_s", target_p99_s, lo=0)
+    if base is not None and _checks.instance("base", base, Scenario).slots > MAX_SCAN_SLOTS:
+        _checks.limit("base slots", base.slots, MAX_SCAN_SLOTS, why="smallest_reserve runs one replay per reserve")
     scenario, stream = replay_inputs(trace, base, hardware=hardware, model=model)
     for r in range(scenario.slots + 1):
         result = simulate(scenario, f"reserve:{r}", stream=stream)
@@ -192,6 +201,7 @@ def smallest_reserve(
 
 def trace_requests(trace: Trace) -> list[Request]:
     """The trace's requests for the step-level simulator (which also takes the trace itself)."""
+    _checks.instance("trace", trace, Trace)
     return [
         Request(prompt_tokens=p, output_tokens=o, arrival_s=t)
         for t, p, o in zip(trace.arrival_s, trace.prompt_tokens, trace.output_tokens)

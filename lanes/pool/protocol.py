@@ -49,10 +49,13 @@ arrive).  Standard library only.
 
 from __future__ import annotations
 
+import traceback
 from collections import deque
 from collections.abc import Sequence
 from itertools import islice
 from typing import NamedTuple
+
+from .. import _checks
 
 #: The two kinds of job.
 INTERACTIVE, BATCH = "interactive", "batch"
@@ -247,7 +250,8 @@ class Board:
     """
 
     def __init__(self, slots: int, preempt_cost_s: int = 0) -> None:
-        self.slots, self.preempt_cost_s = slots, preempt_cost_s
+        self.slots = _checks.integer("slots", slots, lo=1)
+        self.preempt_cost_s = _checks.integer("preempt_cost_s", preempt_cost_s, lo=0)
         self.waiting: deque[Request] = deque()
         self.batch_queue: deque[QueuedBatch] = deque()
         self.n_batch = 0
@@ -433,13 +437,25 @@ def load_policy(source: str, filename: str = "<policy>"):
     """
     import types
 
+    source = _checks.text("source", source, empty=True)
+    filename = _checks.text("filename", filename)
     module = types.ModuleType("student_policy")
     module.__file__ = filename
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as exc:
-        raise ValueError(f"policy file {filename} does not compile: {exc.msg} (line {exc.lineno})") from None
-    exec(code, module.__dict__)
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        raise ValueError(f"policy file {filename} does not compile: {exc.msg}{where}") from None
+    except ValueError as exc:  # a NUL byte in the source
+        raise ValueError(f"policy file {filename} does not compile: {exc}") from None
+    try:
+        exec(code, module.__dict__)
+    except Exception as exc:  # noqa: BLE001 - the student's module failed as it ran: say where, in one line
+        # walk_tb reads no source file (the online judge's child may open none)
+        lines = [n for frame, n in traceback.walk_tb(exc.__traceback__) if frame.f_code.co_filename == filename]
+        line = f" (line {lines[-1]})" if lines else ""
+        raise ValueError(f"policy file {filename} raised {type(exc).__name__} as it ran{line}: "
+                         f"{_checks.show(str(exc))}") from exc
     ns = module.__dict__
     if "policy" in ns:
         return student_scheduler(ns["policy"])

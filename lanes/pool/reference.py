@@ -34,9 +34,10 @@ import math
 import random
 from dataclasses import dataclass, field
 
+from .. import _checks
 from .policies import Policy, parse_policy
 from .protocol import BATCH, INTERACTIVE, Board, Running
-from .scenario import Scenario
+from .scenario import MAX_SERVICE_S, Scenario
 from .schedulers import as_scheduler, name_of
 
 #: An interactive request is late when it waited longer than this, seconds.
@@ -93,6 +94,7 @@ def draw(scenario: Scenario) -> tuple[list[int], list[list[int]]]:
     the probabilities of 0, 1, 2, ... arrivals until the sum reaches it),
     followed by one service time per arrival.
     """
+    _checks.instance("scenario", scenario, Scenario)
     rng = random.Random(scenario.seed)
     backlog = [rng.randint(*scenario.batch_service_s) for _ in range(scenario.backlog)]
     per_tick = []
@@ -111,6 +113,9 @@ def draw(scenario: Scenario) -> tuple[list[int], list[list[int]]]:
 
 def arrival_rate(scenario: Scenario, t: int) -> float:
     """Interactive arrivals per second at tick ``t``: a raised cosine from trough to peak and back."""
+    if type(scenario) is not Scenario or type(t) is not int or not 0 <= t <= MAX_SERVICE_S:  # skipped on draw's calls
+        _checks.instance("scenario", scenario, Scenario)
+        t = _checks.number("t", t)
     swing = (1 - math.cos(2 * math.pi * t / scenario.ticks)) / 2  # 0 at the ends, 1 in the middle
     return scenario.trough_rate + (scenario.peak_rate - scenario.trough_rate) * swing
 
@@ -120,6 +125,9 @@ def arrival_rate(scenario: Scenario, t: int) -> float:
 
 def tick(pool: Pool, t: int, arrivals: list[int], scheduler) -> None:
     """Advance the pool by one second, step by step."""
+    if not callable(getattr(scheduler, "decide", None)):
+        raise ValueError(f"scheduler must have a method decide(obs) (got {_checks.show(scheduler)}); "
+                         "lanes.pool.schedulers.as_scheduler makes one from a spec or a function")
     join_queue(pool, t, arrivals)
     complete_work(pool)
     decision = scheduler.decide(pool.board.observe(t))
@@ -129,6 +137,8 @@ def tick(pool: Pool, t: int, arrivals: list[int], scheduler) -> None:
 
 def join_queue(pool: Pool, t: int, arrivals: list[int]) -> list:
     """Step 1: this tick's requests join the back of the interactive queue; returns them."""
+    _check_step(pool, t)
+    arrivals = _service_times("arrivals", arrivals)
     joined = []
     for service_s in arrivals:
         req = pool.board.add_request(t)
@@ -142,6 +152,7 @@ def complete_work(pool: Pool) -> list[Running]:
 
     Returns the jobs that finished.
     """
+    _check_step(pool)
     left = pool.left
     done = []
     for job_id, s in left.items():  # one second of work each
@@ -164,6 +175,7 @@ def carry_out(pool: Pool, t: int, decision: object) -> tuple[list[Running], list
     :class:`~lanes.pool.protocol.DecisionError` and changes nothing.
     Returns the evicted and the started jobs.
     """
+    _check_step(pool, t)
     evicted, started = pool.board.apply(t, decision)
     for job in evicted:
         del pool.left[job.id]
@@ -181,7 +193,12 @@ def carry_out(pool: Pool, t: int, decision: object) -> tuple[list[Running], list
 
 
 def new_pool(scenario: Scenario, backlog: list[int]) -> Pool:
-    """An empty pool with the whole backlog queued at t = 0 (ids ``0 .. backlog - 1``)."""
+    """An empty pool with the whole backlog queued at t = 0 (ids ``0 .. backlog - 1``).
+
+    ``backlog`` is the slot time of each batch job in queue order, seconds.
+    """
+    _checks.instance("scenario", scenario, Scenario)
+    backlog = _service_times("backlog", backlog)
     pool = Pool(Board(scenario.slots, scenario.preempt_cost_s))
     for service_s in backlog:
         pool.board.add_batch(service_s, 0)
@@ -195,8 +212,13 @@ def run(scenario: Scenario, policy: object, draws: tuple | None = None) -> dict:
     or any scheduler (see :func:`lanes.pool.schedulers.as_scheduler`).
     ``draws`` (the result of :func:`draw`) may be passed to reuse one set of
     random numbers for several policies, as the table does.  The row has the
-    keys of :meth:`lanes.SlotPoolResult.row`.
+    keys of :meth:`lanes.SlotPoolResult.row`.  It takes one to two seconds
+    per policy for the anchor day on the course machine, and grows with
+    ticks x slots.
     """
+    _checks.instance("scenario", scenario, Scenario)
+    if draws is not None:
+        draws = _check_draws(scenario, draws)
     if isinstance(policy, str):
         policy = parse_policy(policy)
     if isinstance(policy, Policy):
@@ -211,6 +233,9 @@ def run(scenario: Scenario, policy: object, draws: tuple | None = None) -> dict:
 
 def summarise(pool: Pool, scenario: Scenario, label: str) -> dict:
     """The run's row: wait percentiles, late fraction, batch done, evictions, slot use."""
+    _check_step(pool)
+    _checks.instance("scenario", scenario, Scenario)
+    _checks.text("label", label)
     waits = sorted(pool.waits)
     n = len(waits)
     return {
@@ -227,5 +252,38 @@ def summarise(pool: Pool, scenario: Scenario, label: str) -> dict:
 
 def percentile(sorted_waits: list[int], q: float) -> int:
     """Element ``int(q * n)`` of the sorted waits (the last one at most); -1 when there are none."""
+    if type(sorted_waits) is not list or type(q) is not float:  # the checks, skipped on summarise's own calls
+        sorted_waits = _checks.sequence("sorted_waits", sorted_waits, what="waits")
+        q = _checks.number("q", q, lo=0, hi=1)
     n = len(sorted_waits)
     return sorted_waits[min(n - 1, int(q * n))] if n else -1
+
+
+# --- checks at the entries ------------------------------------------------------------------
+
+
+def _check_step(pool: object, t: object = 0) -> None:
+    """Refuse a step on anything but a :class:`Pool`, or at a tick outside the longest window."""
+    if type(pool) is not Pool:
+        _checks.instance("pool", pool, Pool)
+    if type(t) is not int or not 0 <= t <= MAX_SERVICE_S:
+        _checks.integer("t", t, lo=0, hi=MAX_SERVICE_S)
+
+
+def _service_times(name: str, values: object) -> list[int]:
+    """``values`` as a list of slot times, integers >= 1 seconds."""
+    items = values if type(values) is list else _checks.sequence(name, values, what="service times in seconds")
+    if all(type(s) is int and s >= 1 for s in items):
+        return items
+    return [_checks.integer(f"{name}[{i}]", s, lo=1) for i, s in enumerate(items)]
+
+
+def _check_draws(scenario: Scenario, draws: object) -> tuple[list[int], list]:
+    """``draws`` as :func:`draw` returns them for ``scenario``: the backlog and one list per tick."""
+    backlog, per_tick = _checks.pair("draws", draws, "a pair (backlog, per_tick) as draw(scenario) returns it")
+    backlog = _service_times("draws backlog", backlog)
+    per_tick = _checks.sequence("draws per_tick", per_tick, what="lists of service times, one per tick")
+    if len(per_tick) != scenario.ticks:
+        raise ValueError(f"draws per_tick must hold one list per tick of the scenario "
+                         f"(got {len(per_tick)} for {scenario.ticks} ticks)")
+    return backlog, per_tick

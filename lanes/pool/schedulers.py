@@ -24,9 +24,11 @@ without asking anyone each tick, and the tests check the two agree.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from itertools import chain, islice
 
+from .. import _checks
 from .policies import VICTIMS, Policy, parse_policy
 from .protocol import BATCH, Decision, Observation, load_policy, student_scheduler
 
@@ -36,6 +38,9 @@ class Fifo:
     """Batch jobs at the head of the queue first (the backlog was submitted first), then requests."""
 
     name: str = "fifo"
+
+    def __post_init__(self) -> None:
+        _checks.text("name", self.name)
 
     def decide(self, obs: Observation) -> Decision:
         free = obs.free
@@ -78,6 +83,16 @@ class Priority:
     victim: str = "youngest"
     min_run_s: int = 0
     name: str = "priority"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        for field in ("reserve", "floor", "min_run_s"):
+            set_(self, field, _checks.integer(field, getattr(self, field), lo=0))
+        set_(self, "preempts", _checks.boolean("preempts", self.preempts))
+        if self.aging_s is not None:
+            set_(self, "aging_s", _checks.integer("aging_s", self.aging_s, lo=0))
+        _checks.choice("victim", self.victim, VICTIMS)
+        _checks.text("name", self.name)
 
     def decide(self, obs: Observation) -> Decision:
         free, n_batch, n_inter = obs.free, obs.n_batch, obs.n_interactive
@@ -173,9 +188,13 @@ def name_of(scheduler: object) -> str:
 
 def load_policy_file(path: str):
     """The scheduler defined in the Python file at ``path`` (see :func:`lanes.pool.protocol.load_policy`)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must name a Python file (got {_checks.show(path)})")
     try:
         with open(path, encoding="utf-8") as f:
             source = f.read()
     except OSError as exc:
-        raise ValueError(f"policy-file {path!r} cannot be read ({exc.strerror})") from None
-    return load_policy(source, path)
+        raise ValueError(f"policy-file {_checks.show(str(path))} cannot be read ({exc.strerror})") from None
+    except (UnicodeDecodeError, ValueError) as exc:  # not UTF-8 text; a NUL in the path
+        raise ValueError(f"policy-file {_checks.show(str(path))} cannot be read as Python text ({exc})") from None
+    return load_policy(source, os.fspath(path))

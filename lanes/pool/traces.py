@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import random
 import re
 from bisect import bisect_left
@@ -54,7 +55,7 @@ from typing import Iterable, Sequence
 
 from .. import _checks
 from .arrivals import ArrivalStream
-from .scenario import Scenario
+from .scenario import MAX_SERVICE_S, Scenario
 
 #: Folder of the shipped traces, their licence and their description.
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "traces"
@@ -77,6 +78,12 @@ AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 REBASED_COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 VIDUR_COLUMNS = ("arrived_at", "num_prefill_tokens", "num_decode_tokens")
 _LAYOUTS = {"azure": AZURE_COLUMNS, "rebased": REBASED_COLUMNS, "vidur": VIDUR_COLUMNS}
+
+#: Most bins :meth:`Trace.counts` and :meth:`Trace.dispersion` make, and most
+#: blocks :meth:`Trace.resample` cuts (a smaller ``bin_s`` or ``block_s`` is refused).
+MAX_BINS = 10_000_000
+#: Most ticks :func:`reference_draws` lays out (the longest scenario window).
+MAX_TICKS = MAX_SERVICE_S
 
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d(?:\.\d+)?)")
 _INT = re.compile(r"\d+")
@@ -105,6 +112,11 @@ class Trace:
     output_tokens: tuple[int, ...]
 
     def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "name", _checks.text("name", self.name))
+        set_(self, "arrival_s", _arrivals(self.arrival_s))
+        set_(self, "prompt_tokens", _tokens("prompt_tokens", self.prompt_tokens))
+        set_(self, "output_tokens", _tokens("output_tokens", self.output_tokens))
         n = len(self.arrival_s)
         if len(self.prompt_tokens) != n or len(self.output_tokens) != n:
             raise ValueError(
@@ -152,7 +164,7 @@ class Trace:
     # --- arrivals counted ---------------------------------------------------------------
     def counts(self, bin_s: float = 1.0) -> list[int]:
         """Arrivals in each bin of ``bin_s`` seconds, from 0 to the last arrival (whole bins)."""
-        bin_s = _checks.number("bin_s", bin_s, lo=0, lo_open=True)
+        bin_s = self._bin("bin_s", bin_s)
         n_bins = int(self.arrival_s[-1] // bin_s) + 1
         out = [0] * n_bins
         for b, k in Counter(int(t // bin_s) for t in self.arrival_s).items():
@@ -164,7 +176,7 @@ class Trace:
 
         Only whole bins count: the last, partial bin is dropped.
         """
-        bin_s = _checks.number("bin_s", bin_s, lo=0, lo_open=True)
+        bin_s = self._bin("bin_s", bin_s)
         whole = int(self.span_s // bin_s)
         if whole < 2:
             raise ValueError(f"bin_s must leave at least two whole bins in the trace (got {bin_s:g} s "
@@ -173,6 +185,14 @@ class Trace:
         mean = sum(c) / whole
         var = sum((x - mean) ** 2 for x in c) / (whole - 1)
         return var / mean if mean else math.nan
+
+    def _bin(self, name: str, width_s: object) -> float:
+        """A bin or block width, seconds: > 0, and at most :data:`MAX_BINS` of them over the trace."""
+        width = _checks.number(name, width_s, lo=0, lo_open=True)
+        if self.arrival_s[-1] / width >= MAX_BINS:
+            raise ValueError(f"{name} must cut the trace into at most {MAX_BINS} pieces: at least "
+                             f"{_checks.bound(self.arrival_s[-1] / (MAX_BINS - 1))} s here (got {_checks.show(width_s)})")
+        return width
 
     # --- copies for variants ------------------------------------------------------------
     def window(self, start_s: float, end_s: float) -> "Trace":
@@ -217,7 +237,7 @@ class Trace:
         changes from copy to copy.
         """
         seed = _checks.integer("seed", seed)
-        block = _checks.number("block_s", block_s, lo=0, lo_open=True)
+        block = self._bin("block_s", block_s)
         n_blocks = max(1, math.ceil(self.span_s / block))
         starts = [bisect_left(self.arrival_s, b * block) for b in range(n_blocks + 1)]
         starts[-1] = self.n_requests
@@ -265,10 +285,13 @@ class Trace:
 
 
 def nearest_rank(sorted_values: Sequence, q: float):
-    """Element ``int(q * n)`` of the sorted values (the last one at most)."""
+    """Element ``int(q * n)`` of the sorted values (the last one at most), ``q`` in [0, 1]."""
+    if type(sorted_values) is not list:
+        sorted_values = _checks.sequence("sorted_values", sorted_values, what="values", min_len=1)
+    q = _checks.number("q", q, lo=0, hi=1)
     n = len(sorted_values)
     if not n:
-        raise ValueError("values must not be empty")
+        raise ValueError("sorted_values must be a non-empty list of values (got [])")
     return sorted_values[min(n - 1, int(q * n))]
 
 
@@ -279,10 +302,17 @@ def resolve(name_or_path: str | Path) -> Path:
     """The file of a shipped trace name (``conv``, ``code``) or an existing path."""
     if isinstance(name_or_path, str) and name_or_path in SHIPPED:
         return DATA_DIR / SHIPPED[name_or_path]
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise ValueError(f"trace must be one of {', '.join(SHIPPED)} or a path to a CSV file "
+                         f"(got {_checks.show(name_or_path)})")
     path = Path(name_or_path)
-    if not path.is_file():
+    try:
+        found = path.is_file()
+    except (OSError, ValueError):  # a name too long, a NUL byte
+        found = False
+    if not found:
         raise ValueError(
-            f"trace must be one of {', '.join(SHIPPED)} or a path to a CSV file (got {str(name_or_path)!r})"
+            f"trace must be one of {', '.join(SHIPPED)} or a path to a CSV file (got {_checks.show(str(name_or_path))})"
         )
     return path
 
@@ -309,10 +339,15 @@ def trace_from_requests(
     arrival_s: Iterable[float], prompt_tokens: Iterable[int], output_tokens: Iterable[int], *, name: str = "requests"
 ) -> Trace:
     """A trace from three columns of numbers (validated, sorted, re-based to 0 s)."""
-    times = [_checks.number("arrival_s", t, lo=0) for t in arrival_s]
-    prompts = [_checks.integer("prompt_tokens", p, lo=1) for p in prompt_tokens]
-    outputs = [_checks.integer("output_tokens", o, lo=1) for o in output_tokens]
-    return _from_columns(name, times, prompts, outputs)
+    times = [_checks.number("arrival_s", t, lo=0) for t in _checks.sequence("arrival_s", arrival_s, what="seconds")]
+    prompts = [_checks.integer("prompt_tokens", p, lo=1)
+               for p in _checks.sequence("prompt_tokens", prompt_tokens, what="token counts")]
+    outputs = [_checks.integer("output_tokens", o, lo=1)
+               for o in _checks.sequence("output_tokens", output_tokens, what="token counts")]
+    if not len(times) == len(prompts) == len(outputs):
+        raise ValueError("arrival_s, prompt_tokens and output_tokens must have one entry per request "
+                         f"(got {len(times)}, {len(prompts)}, {len(outputs)})")
+    return _from_columns(_checks.text("name", name), times, prompts, outputs)
 
 
 def _from_columns(name: str, times: list[float], prompts: list[int], outputs: list[int]) -> Trace:
@@ -407,7 +442,7 @@ def trace_scenario(trace: Trace, hold_s: Sequence[float], base: Scenario | None 
     whole-second holds and both rates are the trace's mean rate (they only
     describe the run: the arrivals come from the trace).
     """
-    base = Scenario() if base is None else base
+    base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
     holds, ticks = _holds(trace, hold_s)
     rate = min(trace.rate_per_s, 500.0)
     return base.with_(
@@ -420,12 +455,18 @@ def trace_scenario(trace: Trace, hold_s: Sequence[float], base: Scenario | None 
 
 def _holds(trace: Trace, hold_s: Sequence[float]) -> tuple[list[int], int]:
     """Whole-second holds (rounded up, at least 1 s) and the ticks the replay needs."""
+    _checks.instance("trace", trace, Trace)
+    hold_s = _checks.sequence("hold_s", hold_s, what="seconds")
     if len(hold_s) != trace.n_requests:
         raise ValueError(f"hold_s must have one entry per request ({trace.n_requests}) (got {len(hold_s)})")
     holds = []
     for h in hold_s:
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h) or h <= 0:
-            raise ValueError(f"hold_s must hold numbers of seconds > 0 (got {h!r})")
+        if type(h) is not float or not 0 < h <= MAX_SERVICE_S:
+            try:
+                h = _checks.number("hold_s", h, lo=0, lo_open=True, hi=MAX_SERVICE_S)
+            except ValueError:
+                raise ValueError(f"hold_s must hold numbers of seconds > 0 and at most {MAX_SERVICE_S} "
+                                 f"(got {_checks.show(h)})") from None
         holds.append(max(1, math.ceil(h - 1e-9)))
     return holds, int(trace.arrival_s[-1]) + 1
 
@@ -442,6 +483,7 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     :func:`lanes.simulate` (``stream=``) or :func:`lanes.run_table`.
     """
     holds, ticks = _holds(trace, hold_s)
+    _checks.instance("scenario", scenario, Scenario)
     if scenario.ticks < ticks or scenario.inter_service_s[1] < max(holds):
         raise ValueError(
             "scenario must cover the trace: make it with trace_scenario(trace, hold_s, base) "
@@ -461,8 +503,41 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
 
 
 def reference_draws(stream: ArrivalStream, ticks: int) -> tuple[list[int], list[list[int]]]:
-    """A stream as :func:`lanes.pool.reference.run` takes its draws: the backlog, and per tick the holds."""
+    """A stream as :func:`lanes.pool.reference.run` takes its draws: the backlog, and per tick the holds.
+
+    ``ticks`` is the scenario's window: more than the stream's last arrival
+    tick, and at most :data:`MAX_TICKS`.
+    """
+    _checks.instance("stream", stream, ArrivalStream)
+    last = stream.arrival_tick[-1] if stream.arrival_tick else -1
+    ticks = _checks.integer("ticks", ticks, lo=max(1, last + 1), hi=MAX_TICKS,
+                            lo_name="1 + the stream's last arrival tick" if last >= 1 else None)
     per_tick: list[list[int]] = [[] for _ in range(ticks)]
     for t, s in zip(stream.arrival_tick, stream.inter_service_s):
         per_tick[t].append(s)
     return list(stream.batch_service_s), per_tick
+
+
+# --- checks of the columns --------------------------------------------------------------
+
+
+def _arrivals(values: object) -> tuple[float, ...]:
+    """``values`` as a tuple of finite seconds >= 0, non-decreasing."""
+    if type(values) is not tuple or not all(type(t) is float for t in values):
+        items = _checks.sequence("arrival_s", values, what="seconds")
+        values = tuple(_checks.number(f"arrival_s[{i}]", t, lo=0) for i, t in enumerate(items))
+    if not all(0 <= t < math.inf for t in values):  # nan fails too
+        i = next(i for i, t in enumerate(values) if not 0 <= t < math.inf)
+        _checks.number(f"arrival_s[{i}]", values[i], lo=0)
+    if any(b < a for a, b in zip(values, values[1:])):
+        i = next(i for i in range(1, len(values)) if values[i] < values[i - 1])
+        raise ValueError(f"arrival_s must be non-decreasing (got {values[i]!r} after {values[i - 1]!r} at index {i})")
+    return values
+
+
+def _tokens(name: str, values: object) -> tuple[int, ...]:
+    """``values`` as a tuple of token counts, integers >= 1."""
+    if type(values) is tuple and all(type(x) is int and x >= 1 for x in values):
+        return values
+    items = _checks.sequence(name, values, what="token counts")
+    return tuple(_checks.integer(f"{name}[{i}]", x, lo=1) for i, x in enumerate(items))
