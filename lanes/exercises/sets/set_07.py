@@ -26,4 +26,12 @@ SPEC = SetSpec(
     default={"n": 26, "max_batch": 6, "wait_s": 0.15, "call_s": 0.04, "gap_s": 0.008,
              "wait_options_s": (0.0, 0.03, 0.3)},
     draw=draw,
+    options={
+        "q4_choice": (
+            "Without a wait, batches come out larger, since no time is lost before each call.",
+            "With a wait, every request is held for the full wait, so the total is n times it.",
+            "The wait setting only changes anything when the queue has a maximum length.",
+            "A zero wait sends requests alone; a wait fills batches, but the last batch idles.",
+        ),
+    },
 )
