@@ -43,3 +43,20 @@ def built_site() -> pathlib.Path:
         )
     assert (HTML_DIR / "index.html").is_file(), "the build wrote no _build/html/index.html"
     return HTML_DIR
+
+
+# --- The graded class (tests/hostile/klass.py) ---------------------------------
+# One class of honest and hostile notebooks, graded once per session (per worker
+# under xdist) and read by test_grading_class, test_grading_robustness and
+# test_exercises.
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory):
+    """The class of tests/hostile/klass.py, graded once as root through the box."""
+    from hostile import klass
+
+    why = klass.skip_reason()
+    if why:
+        pytest.skip(why)
+    return klass.grade_class(tmp_path_factory.mktemp("graded-class"))

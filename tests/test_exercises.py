@@ -130,18 +130,23 @@ def test_master_matches_its_spec(master):
 
 
 def _options(master: pathlib.Path) -> dict[str, tuple[dict[str, str], str]]:
-    """Multiple-choice options per answer variable and the letter of the solution."""
+    """Multiple-choice options per answer variable (in the key's order) and the key's letter of
+    the solution: from the set's ``options`` (shuffled per variant) or the master's markdown."""
     nb = nbformat.read(master, as_version=4)
+    shuffled = get_set(master.stem).options
     found, opts = {}, None
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             o = dict(re.findall(r"^- \*\*\((\w)\)\*\* (.+)$", cell.source, re.M))
             opts = o or None
-        elif cell.cell_type == "code" and opts:
-            m = re.search(r"^(\w+) = \"(\w)\"", cell.source, re.M)
-            if m:
+        elif cell.cell_type == "code":
+            m = re.search(r'^(\w+) = (?:V\.shown_letter\("\w+", )?"(\w)"', cell.source, re.M)
+            if m and m.group(1) in shuffled:
+                found[m.group(1)] = (dict(zip("abcd", shuffled[m.group(1)])), m.group(2))
+            elif m and opts:
                 found[m.group(1)] = (opts, m.group(2))
-                opts = None
+            opts = None if m else opts
+    assert set(shuffled) <= set(found), f"{master.stem}: a shuffled answer without its solution cell"
     return found
 
 
@@ -153,6 +158,24 @@ def test_multiple_choice_options_have_similar_lengths_and_the_answer_is_not_the_
         assert len(opts) >= 3, var
         assert lengths[right] < max(lengths.values()) or list(lengths.values()).count(lengths[right]) > 1, var
         assert max(lengths.values()) <= 1.35 * min(lengths.values()), (var, lengths)
+
+
+def test_shuffled_options_are_shown_only_in_the_variants_order():
+    """A set that shuffles an answer's options (``SetSpec.options``) prints them from ``V``; its
+    student notebook never lists them in a fixed order."""
+    shuffled = {slug: spec for slug, spec in all_sets().items() if spec.options}
+    choice_sets = {slug for slug, spec in all_sets().items()
+                   if any(type(f).__name__ == "Choice" for q in spec.questions for _, f in q.answers)}
+    assert set(shuffled) == choice_sets  # every set with a multiple-choice question shuffles it
+    for slug, spec in shuffled.items():
+        path = EXERCISES / slug / f"{slug}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        text = "\n".join(c.source for c in nb.cells)
+        for var, texts in spec.options.items():
+            assert not any(t in text for t in texts), (slug, var)
+            assert f'V.options("{var}")' in text, (slug, var)
+            shown = str(spec.variant(student_token("alice", TEST_SECRET)))
+            assert all(t in shown for t in texts), (slug, var)
 
 
 def test_each_student_notebook_shows_its_variant_first():
@@ -226,11 +249,9 @@ def test_a_renamed_copy_checks_in_a_kernel_and_reports_a_name_error(tmp_path):
     slug = "01_slots_and_littles_law"
     shutil.copytree(EXERCISES / slug / "tests", tmp_path / "tests")
     nb = nbformat.read(EXERCISES / slug / f"{slug}.ipynb", as_version=4)
-    for cell in nb.cells:
-        if cell.source.startswith("q1_busy_slots = ..."):
-            cell.source = "q1_busy_slots = 12.5"
-        elif cell.source.startswith("q4_choice = ..."):
-            cell.source = "q4_choice = d"
+    for cell in nb.cells:  # (an answer cell may print the variant's options before the answer line)
+        cell.source = re.sub(r"^q1_busy_slots = \.\.\.", "q1_busy_slots = 12.5", cell.source, flags=re.M)
+        cell.source = re.sub(r"^q4_choice = \.\.\.", "q4_choice = d", cell.source, flags=re.M)
     path = tmp_path / f"{slug}-Copy1.ipynb"
     nbformat.write(nb, path)
     NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
@@ -267,40 +288,64 @@ def test_exercises_are_what_assign_makes_from_solutions(tmp_path):
 # --------------------------------------------------------------------------- grading every set
 
 
-@pytest.fixture(scope="module")
-def class_run(tmp_path_factory):
-    """Every set's solution for three students, and every untouched notebook, in one grader run."""
-    d = tmp_path_factory.mktemp("class")
-    assign = _assign_module()
-    for master in MASTERS:
-        for who in STUDENTS:
-            (d / "subs" / who).mkdir(parents=True, exist_ok=True)
-            nbformat.write(assign.solution_notebook(master, student_token(who, TEST_SECRET)),
-                           d / "subs" / who / f"{master.stem}.ipynb")
-        shutil.copy(EXERCISES / master.stem / f"{master.stem}.ipynb", d / "subs" / f"untouched-{master.stem}.ipynb")
-    report, book = d / "report.json", d / "gradebook.csv"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), str(d / "subs"), "--json", str(report),
-                           "--csv", str(book)], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "LANES_TEST_SECRET": "1"})
-    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(report.read_text()), book, proc
+@pytest.fixture
+def class_run(graded_class):
+    """Every set's solution for three students, and every untouched notebook (handed in by
+    another student), graded in the session's one class run (tests/hostile/klass.py)."""
+    return graded_class["data"], graded_class["gradebook"], graded_class["proc"]
+
+
+def _of(data, logins):
+    return [s for s in data["submissions"] if s["login"] in logins]
 
 
 @needs_solutions
 def test_solutions_score_full_marks_for_three_students(class_run):
+    """In the box: every set's solution for one of the three students; the other two in-process
+    (``test_solutions_score_full_marks_in_process_for_the_other_students``)."""
+    from hostile.klass import honest_sets
+
     data, _, _ = class_run
-    graded = [s for s in data["submissions"] if not pathlib.Path(s["path"]).name.startswith("untouched-")]
-    assert len(graded) == 3 * len(MASTERS)
+    graded = _of(data, STUDENTS)
+    assert sorted((s["login"], s["assignment"]) for s in graded) == sorted(
+        (who, m.stem) for who, m in honest_sets())
     for s in graded:
-        assert s["login"] in STUDENTS and s["student"] == student_token(s["login"], TEST_SECRET)
+        assert s["student"] == student_token(s["login"], TEST_SECRET)
         assert s["score"] == s["possible"] > 0, (s["path"], s["questions"])
 
 
 @needs_solutions
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.parent.name)
+def test_solutions_score_full_marks_in_process_for_the_other_students(master, monkeypatch):
+    from lanes.exercises.judge import grade_answers, load_key
+    from lanes.exercises.variants import set_course_secret
+
+    from hostile.klass import honest_sets
+
+    boxed = {m: who for who, m in honest_sets()}
+    spec, key = get_set(master.stem), load_key(SOLUTIONS, master.stem)
+    monkeypatch.setenv("LANES_TEST_SECRET", "1")
+    set_course_secret(TEST_SECRET)  # the capstone's and set 13's hidden seeds
+    try:
+        for who in STUDENTS:
+            if boxed.get(master) == who:
+                continue  # graded in the box
+            student = student_token(who, TEST_SECRET)
+            answers = _solution_answers(master, student)
+            result = grade_answers(spec, key, student, {"answers": answers})
+            lost = {q: r["messages"] for q, r in result.items() if r["score"] != r["possible"]}
+            assert not lost, (who, lost)
+    finally:
+        set_course_secret(None)
+
+
+@needs_solutions
 def test_untouched_notebooks_score_zero(class_run):
+    from hostile.klass import UNTOUCHED
+
     data, _, _ = class_run
-    untouched = [s for s in data["submissions"] if pathlib.Path(s["path"]).name.startswith("untouched-")]
-    assert len(untouched) == len(MASTERS)
+    untouched = _of(data, (UNTOUCHED,))
+    assert sorted(s["assignment"] for s in untouched) == sorted(m.stem for m in MASTERS)
     for s in untouched:
         assert s["status"] == "graded" and s["score"] == 0 and s["possible"] > 0, s["path"]
         assert all(q["messages"] for q in s["questions"].values())
@@ -311,15 +356,30 @@ def test_gradebook_has_a_row_per_student_and_a_column_per_question(class_run):
     data, book, proc = class_run
     rows = list(csv.DictReader(book.open()))
     by_student = {r["login"]: r for r in rows}
-    possible = sum(get_set(m.stem).possible for m in MASTERS)
+    from hostile.klass import honest_sets
+
     for who in STUDENTS:
-        assert float(by_student[who]["total"]) == float(by_student[who]["possible"]) == possible
+        possible = sum(get_set(m.stem).possible for w, m in honest_sets() if w == who)
+        assert float(by_student[who]["total"]) == float(by_student[who]["possible"]) == possible > 0
     columns = [c for c in rows[0] if ":" in c]
     assert len(columns) == sum(len(get_set(m.stem).questions) for m in MASTERS)
-    assert f"[{len(data['submissions'])}/{len(data['submissions'])}]" in proc.stderr  # progress lines
+    n = len(re.findall(r"^\[\d+/\d+\] ", proc.stderr, re.M))  # a progress line per notebook run
+    assert n > 3 * len(MASTERS) and f"[{n}/{n}]" in proc.stderr
 
 
 # --------------------------------------------------------------------------- default answers vs chapters
+
+
+def _solution_answers(master: pathlib.Path, student: str) -> dict:
+    """The answers of ``master``'s solution code for ``student``, run here (registered in
+    ``linecache``, so that code reading its own source back, such as ``source_of``, works)."""
+    ns: dict = {}
+    for i, cell in enumerate(_assign_module().solution_notebook(master, student).cells):
+        if cell.cell_type == "code":
+            name = f"<{master.stem} cell {i}>"
+            linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(True), name)
+            exec(compile(cell.source, name, "exec"), ns)
+    return {v: to_plain(ns[v]) for v in get_set(master.stem).variables if v in ns}
 
 
 def _default_answers() -> dict[str, dict]:

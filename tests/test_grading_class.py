@@ -1,21 +1,21 @@
 """A hostile class graded as root through the box: every attack earns 0 on what it targets.
 
-One class folder (a folder per login, a roster) holds honest notebooks and one notebook or
-folder per attack of issue 17; it is graded once with ``scripts/grade.py`` (module-scoped),
-then again as two shards that are merged. After each run nothing of the box remains: no
-process, no SysV IPC object, nothing new in ``/tmp``, ``/var/tmp``, ``/dev/shm`` or
-``/run/lock``. A last test grades with the interpreter in a venv under ``/tmp``.
+The class (``tests/hostile/klass.py``: a folder per login, a roster) holds honest notebooks
+and one notebook or folder per attack of issue 17; it is graded once per session (the
+``graded_class`` fixture of ``conftest.py``, shared with test_grading_robustness and
+test_exercises). A small class is graded again as one run and as two shards that are
+merged. After each run nothing of the box remains: no process, no SysV IPC object,
+nothing new in ``/tmp``, ``/var/tmp``, ``/dev/shm`` or ``/run/lock``. A last test grades
+with the interpreter in a venv under ``/tmp``.
 """
 
 from __future__ import annotations
 
-import csv
 import atexit
-import importlib.util
+import csv
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -24,218 +24,31 @@ import tempfile
 import nbformat
 import pytest
 
-from lanes.exercises.variants import TEST_SECRET, student_token
+from lanes.exercises import get_set
+from hostile import klass as K
+from hostile.klass import MARK, MASTER, SCRATCH, SECRET_BYTES, SLUG, honest, wrong
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-GRADE = ROOT / "scripts" / "grade.py"
-SLUG = "01_slots_and_littles_law"
-MASTER = ROOT / "solutions" / SLUG / f"{SLUG}.ipynb"
-MARK = f"lanes-class-{os.getpid()}"
-#: The grader's own temp folder (its boxes' folders go there): it must be empty after each run.
+GRADE = K.GRADE
+#: The grader's own temp folder for this file's runs (its boxes' folders go there): empty after each run.
 GRADER_TMP = tempfile.mkdtemp(prefix="lanes-class-tmp-")
 os.chmod(GRADER_TMP, 0o711)
 atexit.register(shutil.rmtree, GRADER_TMP, True)
 ENV = {**os.environ, "LANES_TEST_SECRET": "1", "TMPDIR": GRADER_TMP}
-SECRET_BYTES = f"TOPSECRET-{os.getpid()}"
-SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("bwrap") is None
-    or not MASTER.is_file(),
-    reason="the class is graded as root on Linux with bubblewrap, from the instructor's checkout (as in CI)")
-
-
-def _assign():
-    spec = importlib.util.spec_from_file_location("assign_exercises", ROOT / "scripts" / "assign_exercises.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def token(login: str) -> str:
-    return student_token(login, TEST_SECRET)
-
-
-def honest(login: str, student: str | None = None):
-    return _assign().solution_notebook(MASTER, token(login) if student is None else student)
-
-
-def right_letter(nb) -> str:
-    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("q4_choice ="))
-    return re.search(r"['\"]([a-d])['\"]", cell.source).group(1)
-
-
-def with_cell(nb, source: str, *, replace_var: str | None = None):
-    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
-    if replace_var:
-        for cell in nb.cells:
-            if cell.cell_type == "code" and cell.source.lstrip().startswith(f"{replace_var} ="):
-                cell.source = source
-                return nb
-        raise AssertionError(replace_var)
-    nb.cells.append(nbformat.v4.new_code_cell(source))
-    return nb
-
-
-def wrong(nb):
-    """``nb`` with every answer wrong (q4 another letter than the right one)."""
-    other = next(x for x in "abcd" if x != right_letter(nb))
-    return with_cell(nb, f"q1_busy_slots = -1.0\nq2_measured = -1.0\nq3_idle_at_peak = -1.0\nq4_choice = {other!r}")
-
-
-GLOB_MASTERS = f"""
-import glob, json
-found = []
-for pattern in ("/*/*/solutions/{SLUG}/*.ipynb", "/*/*/*/solutions/{SLUG}/*.ipynb", "/*/solutions/{SLUG}/*.ipynb",
-                "/**/solutions/{SLUG}/{SLUG}.ipynb"):
-    for path in glob.glob(pattern, recursive=True)[:3]:
-        nb = json.load(open(path))
-        for cell in nb["cells"]:
-            src = "".join(cell["source"])
-            if cell["cell_type"] == "code" and "TEST CONFIG" not in src and "STUDENT =" not in src:
-                try:
-                    exec(src.replace("# SOLUTION", ""), globals())
-                except Exception:
-                    pass
-        found.append(path)
-"""
-
-LEFTOVERS = f"""
-import ctypes, os, pty, subprocess, sys
-libc = ctypes.CDLL(None)
-shm = libc.shmget(0x5eed, ctypes.c_size_t(3 << 30), 0o1000 | 0o666)   # 3 GiB of SysV shared memory
-msq = libc.msgget(0x5eee, 0o1000 | 0o666)
-for path in ("/run/lock/{MARK}", "/var/tmp/{MARK}", "/dev/shm/{MARK}", "/tmp/{MARK}"):
-    try:
-        open(path, "w").write("x")
-    except OSError:
-        pass
-pid, fd = pty.fork()
-if pid == 0:  # a setuid program on a terminal, left waiting for a password
-    os.execv("/usr/bin/su", ["su", "-c", "sleep 300 {MARK}"])
-for _ in range(8):
-    subprocess.Popen([sys.executable, "-c", "import os\\nos.setsid()\\nwhile True:\\n    pass", "{MARK}"],
-                     start_new_session=True)
-"""
-
-
-def _scratch() -> dict:
-    """What the notebooks try to leave in each scratch folder: entries named with this run's
-    mark. (Other programs on the machine, other boxes included, may use /tmp meanwhile; that
-    the box's own folder goes is checked in test_the_box_leaves_nothing.)"""
-    out = {}
-    for d in SCRATCH:
-        try:
-            out[d] = {e for e in os.listdir(d) if MARK in e}
-        except OSError:
-            out[d] = set()
-    return out
-
-
-def _ipc() -> dict:
-    out = {}
-    for kind in ("shm", "msg", "sem"):
-        try:
-            out[kind] = pathlib.Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
-        except OSError:
-            out[kind] = []
-    return out
-
-
-def _marked() -> list:
-    found = []
-    for d in pathlib.Path("/proc").iterdir():
-        if d.name.isdigit() and int(d.name) != os.getpid():
-            try:
-                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if MARK in cmd and state != "Z":
-                found.append(cmd)
-    return found
+pytestmark = pytest.mark.skipif(K.skip_reason() is not None, reason=str(K.skip_reason()))
 
 
 def _run(args: list, python: str = sys.executable) -> tuple:
-    """Grade; return (proc, what appeared in the scratch folders, new IPC objects, marked processes)."""
-    before, ipc = _scratch(), _ipc()
-    proc = subprocess.run([python, str(GRADE), *map(str, args)], capture_output=True, text=True, timeout=600,
-                          env=ENV)
-    after, ipc_after = _scratch(), _ipc()
-    new = {d: after[d] - before[d] for d in SCRATCH if after[d] - before[d]}
-    if os.listdir(GRADER_TMP):
-        new[GRADER_TMP] = set(os.listdir(GRADER_TMP))
-    new_ipc = {k: [x for x in ipc_after[k] if x not in ipc[k]] for k in ipc if set(ipc_after[k]) - set(ipc[k])}
-    return proc, new, new_ipc, _marked()
-
-
-@pytest.fixture(scope="module")
-def klass(tmp_path_factory):
-    d = tmp_path_factory.mktemp("class")
-    subs = d / "subs"
-    roster = [("alice", "Alice A"), ("dave", "Dave D"), ("mallory", "Mallory M"),
-              ("eve", "Eve E"), ("frank", "Frank F"), ("grace", "Grace G"), ("heidi", "Heidi H"),
-              ("ivan", "Ivan I"), ("judy", "Judy J"), ("oscar", "Oscar O"),
-              ("peggy", '=HYPERLINK("http://example.invalid/x","click")'), ("trent", "+cmd|' /C calc'!A0")]
-    for login, _ in roster:
-        (subs / login).mkdir(parents=True)
-    with open(d / "roster.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["login", "file", "name"])
-        for login, name in roster:
-            w.writerow([login, "", name])
-    put = lambda nb, login, name=f"{SLUG}.ipynb": nbformat.write(nb, subs / login / name)  # noqa: E731
-    put(honest("alice"), "alice")
-    put(honest("peggy"), "peggy")
-    # best copy: four copies, one per letter; the latest (mtime) has a wrong letter
-    base = honest("dave")
-    good = right_letter(base)
-    for i, letter in enumerate(sorted("abcd", key=lambda x: x == good)[::-1]):  # the right one first (oldest)
-        p = subs / "dave" / f"{SLUG}-{letter}.ipynb"
-        nbformat.write(with_cell(base, f"q4_choice = {letter!r}", replace_var="q4_choice"), p)
-        os.utime(p, ns=(1_700_000_000_000_000_000 + i, 1_700_000_000_000_000_000 + i))
-    # a classmate's notebook handed in as one's own, and with invisible characters after her token
-    put(honest("alice"), "mallory")
-    put(honest("alice", token("alice") + "\ufe0f"), "eve")
-    # another copy of the solutions somewhere on the disk (this checkout's and any other clone)
-    put(with_cell(wrong(honest("frank")), GLOB_MASTERS), "frank")
-    # links, a FIFO, a folder named like a notebook; a root-only file
-    secret = d / "root-only.txt"
-    secret.write_text(SECRET_BYTES)
-    os.chmod(secret, 0o600)
-    os.symlink(MASTER, subs / "grace" / f"{SLUG}.ipynb")
-    os.symlink(secret, subs / "grace" / "notes.ipynb")
-    os.mkfifo(subs / "grace" / "pipe.ipynb")
-    # metadata of the wrong types; a broken notebook quoting a secret; an nbformat 3 notebook
-    nb = honest("heidi")
-    nb.metadata["lanes"] = "not an object"
-    put(nb, "heidi")
-    nb = honest("ivan")
-    nb.metadata["lanes"] = {"set": [SLUG]}
-    nb.metadata["otter"] = {"assignment_name": 7}
-    put(nb, "ivan")
-    (subs / "judy" / f"{SLUG}.ipynb").write_text(SECRET_BYTES + " {")
-    old = nbformat.convert(honest("trent"), 3)
-    (subs / "trent" / f"{SLUG}.ipynb").write_text(nbformat.writes(old, version=3))
-    # survivors and leftovers
-    put(with_cell(honest("oscar"), LEFTOVERS), "oscar")
-    # an unlisted folder with a formula for a name
-    (subs / '=HYPERLINK("x")').mkdir()
-    put(honest("zed"), '=HYPERLINK("x")')
-
-    out = d / "one"
-    out.mkdir()
-    args = [subs, "--roster", d / "roster.csv", "--json", out / "report.json", "--csv", out / "gradebook.csv",
-            "--feedback", out / "feedback", "--jobs", "2", "--timeout", "60"]
-    run = _run(args)
-    assert run[0].returncode in (0, 1), run[0].stdout[-3000:] + run[0].stderr[-3000:]
-    data = json.loads((out / "report.json").read_text())
-    return {"dir": d, "subs": subs, "args": args, "run": run, "data": data, "out": out}
+    return K.run(args, GRADER_TMP, python)
 
 
 def _sub(data, login, name=f"{SLUG}.ipynb"):
-    return next(s for s in data["submissions"] if pathlib.Path(s["path"]).parent.name == login
-                and pathlib.Path(s["path"]).name == name)
+    return K.sub(data, login, name)
+
+
+@pytest.fixture
+def klass(graded_class):
+    return graded_class
 
 
 def test_honest_students_earn_full_marks_in_the_same_run(klass):
@@ -274,7 +87,7 @@ def test_a_classmates_answers_earn_nothing_variant_specific(klass):
 
 def test_other_copies_of_the_solutions_are_out_of_reach(klass):
     s = _sub(klass["data"], "frank")
-    assert s["score"] == 0, s
+    assert s["status"] == "graded" and s["score"] == 0, s  # it searched the whole box and found none
 
 
 def test_links_fifos_and_broken_notebooks_are_refused_without_quoting(klass):
@@ -303,7 +116,13 @@ def test_gradebook_has_no_formulas_and_a_row_per_roster_student(klass):
         assert all(not v or v[0] not in "=+-@\t\r" for v in r.values()), r
     unlisted = next(s for s in klass["data"]["submissions"] if "HYPERLINK" in s["path"])
     assert unlisted["login"] is None and not unlisted["counted"] and unlisted["status"] == "unidentified"
-    assert klass["data"]["possible"] == 7 * 12  # twelve roster students handed set 01 in, once each
+    # possible counts each student and set once: every roster student handed set 01 in (dave
+    # four times, the attacker ten times, grace only links) but bob and carol, who hand in
+    # other sets (klass.honest_sets); ursula hands in every set
+    handed = {(login, SLUG) for login in K.ROSTER if login not in ("bob", "carol")}
+    handed |= {(login, m.stem) for login, m in K.honest_sets()} | {(K.UNTOUCHED, m.stem) for m in K.masters()}
+    assert K.honest_sets()[0] == ("alice", MASTER) and len(handed) == 14 + 2 * (len(K.masters()) - 1)
+    assert klass["data"]["possible"] == sum(get_set(slug).possible for _, slug in handed)
 
 
 def test_feedback_says_what_each_question_got(klass):
@@ -315,10 +134,10 @@ def test_feedback_says_what_each_question_got(klass):
 def test_shards_merged_equal_one_run(tmp_path):
     """A small class (copies, a refusal, an unidentified file) as one run and as two shards merged."""
     subs = tmp_path / "subs"
-    for login in ("alice", "bob", "carol", "dave"):
+    for login in ("alice", "carol", "dave"):  # by login, shard 1/2 holds carol, 2/2 alice and dave
         (subs / login).mkdir(parents=True)
-        nbformat.write(honest(login) if login != "carol" else wrong(honest(login)), subs / login / f"{SLUG}.ipynb")
-    nbformat.write(wrong(honest("dave")), subs / "dave" / f"{SLUG}-Copy1.ipynb")
+        nbformat.write(honest(login) if login != "carol" else wrong(honest(login), login), subs / login / f"{SLUG}.ipynb")
+    nbformat.write(wrong(honest("dave"), "dave"), subs / "dave" / f"{SLUG}-Copy1.ipynb")
     os.utime(subs / "dave" / f"{SLUG}.ipynb", ns=(1, 1))  # the wrong copy is the latest
     (subs / "erin").mkdir()
     os.symlink(MASTER, subs / "erin" / f"{SLUG}.ipynb")
@@ -342,7 +161,7 @@ def test_shards_merged_equal_one_run(tmp_path):
     assert all(json.loads(r.read_text())["submissions"] for r in reports)  # both shards had work
     assert strip(two) == strip(first)
     assert (two["score"], two["possible"], two["students"]) == (first["score"], first["possible"], first["students"])
-    assert (first["score"], first["possible"], first["students"]) == (14, 35, 5)
+    assert (first["score"], first["possible"], first["students"]) == (7, 28, 4)
     assert (merged / "g.csv").read_bytes() == (one / "g.csv").read_bytes()
 
 
@@ -377,7 +196,7 @@ def test_the_box_leaves_nothing(tmp_path):
         with box.popen([sys.executable, "-E", "-s", "-c", code], job_dir=tmp_path, stdout=subprocess.PIPE) as p:
             uid = int(p.stdout.readline())
             p.wait(timeout=60)
-        assert sandbox._uid_processes(uid) == [] and _marked() == []
+        assert sandbox._uid_processes(uid) == [] and K.marked() == []
         assert box.cgroup is None or not any(c.is_dir() for c in box.cgroup.iterdir())
         base = box.base
-    assert not base.exists() and _scratch() == {d: set() for d in SCRATCH}
+    assert not base.exists() and K.scratch() == {d: set() for d in SCRATCH}

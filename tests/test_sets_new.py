@@ -69,8 +69,11 @@ def judge(slug: str, answers: dict, student: str) -> dict:
 
 
 def options(slug: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(question, [(letter, text), ...]) for every multiple-choice prompt of a master."""
-    out = []
+    """(question, [(letter, text), ...]) for every multiple-choice prompt of a set, in the key's
+    order: from the set's shuffled ``options``, or from the master's markdown."""
+    out = [(var.split("_")[0], list(zip("abcd", texts))) for var, texts in get_set(slug).options.items()]
+    if out:
+        return out
     for cell in _master(slug)["cells"]:
         src = "".join(cell["source"])
         found = re.findall(r"^- \*\*\((\w)\)\*\* (.*)$", src, re.M)
@@ -117,6 +120,38 @@ class TestNewSets:
             right = next(letter for letter in "abcd" if getattr(key, q)({f"{q}_choice": letter}, None).ok)
             assert lengths[right] < max(lengths.values()), f"{slug} {q}: the right option is the longest"
             assert max(lengths.values()) <= 1.25 * min(lengths.values()), f"{slug} {q}: option lengths differ a lot"
+
+
+def _shuffled() -> list[str]:
+    from lanes.exercises import all_sets
+
+    return [slug for slug, spec in all_sets().items() if spec.options]
+
+
+SHUFFLED = _shuffled()
+
+
+@pytest.mark.parametrize("slug", SHUFFLED)
+def test_a_letter_copied_from_a_classmate_with_another_order_scores_nothing(slug):
+    """Multiple-choice options are shuffled per variant: the right letter of one student is
+    the wrong one for a classmate whose variant shows the options in another order."""
+    from lanes.exercises.variants import TEST_SECRET, student_token
+
+    spec = get_set(slug)
+    key = load_key(SOLUTIONS, slug)
+    assert spec.options, f"{slug} shuffles no options"
+    for var in spec.options:
+        q = next(q.name for q in spec.questions if var in dict(q.answers))
+        right = next(x for x in "abcd" if getattr(key, q)({var: x}, spec.variant("")).ok)  # the key's letter
+        tokens = [student_token(f"s{i}", TEST_SECRET) for i in range(12)]
+        shown = {t: spec.variant(t).shown_letter(var, right) for t in tokens}
+        assert len(set(shown.values())) >= 3, f"{slug} {var}: twelve students see the answer under few letters"
+        # a student who sees the answer under another letter than the key's, and a classmate
+        # who sees it under a third one
+        mine, theirs = next((a, b) for a in tokens for b in tokens if right != shown[a] != shown[b])
+        own = grade_answers(spec, key, mine, {"answers": {var: shown[mine]}})[q]
+        copied = grade_answers(spec, key, mine, {"answers": {var: shown[theirs]}})[q]
+        assert own["score"] == own["possible"] > 0 and copied["score"] == 0, (slug, var, own, copied)
 
 
 # ---------------------------------------------------------------------------

@@ -160,6 +160,14 @@ class Variant:
                 return next((key for shown, key, _ in rows if shown == letter), letter)
         return letter
 
+    def shown_letter(self, var: str, key_letter: str) -> str:
+        """The letter this variant shows for the option the key calls ``key_letter`` (the inverse of
+        :meth:`key_letter`; unchanged if ``var`` is not shuffled)."""
+        for v, rows in object.__getattribute__(self, "choices"):
+            if v == var:
+                return next((shown for shown, key, _ in rows if key == key_letter), key_letter)
+        return key_letter
+
     def __getattr__(self, name: str):
         for k, v in object.__getattribute__(self, "params"):
             if k == name:

@@ -32,4 +32,12 @@ SPEC = SetSpec(
         "slots": 72, "peak_rate": 4.5, "inter_service_s": (5, 12),
     },
     draw=draw,
+    options={
+        "q4_choice": (
+            "Its prompts are longer than chat prompts, so they would not fit in an interactive slot.",
+            "Its deadline is hours away, so it can fill idle slots and hand them back to users.",
+            "The interactive lane serves in arrival order, so a big job would be answered last anyway.",
+            "Requests that miss an interactive deadline are dropped, so its results would be lost.",
+        ),
+    },
 )

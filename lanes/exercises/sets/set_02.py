@@ -24,4 +24,12 @@ SPEC = SetSpec(
     ),
     default={"hours": 3, "slots": 56, "peak_rate": 3.5, "batch_service_s": (90, 150), "seed": 4421},
     draw=draw,
+    options={
+        "q1_choice": (
+            "The scheduler switches to batch whenever the batch queue is longer than the user queue.",
+            "Priority picks who takes the next free slot, but only a finishing batch job frees one.",
+            "Batch jobs that have queued for long enough gain rank and push user requests back.",
+            "Little's law keeps the user queue at least as long as the number of slots in the pool.",
+        ),
+    },
 )

@@ -26,4 +26,12 @@ SPEC = SetSpec(
     default={"slots": 80, "peak_rate": 4.5, "batch_service_s": (90, 210),
              "short_batch_service_s": (20, 40), "target_s": 3, "seed": 2024},
     draw=draw,
+    options={
+        "q4_choice": (
+            "Short items need less KV memory, so several of them can share a single slot.",
+            "Short items count as interactive traffic, so the headroom rule stops covering them.",
+            "Slots held by short items come free often, so users get capacity back within seconds.",
+            "Chunking spreads interactive arrivals more evenly, so Little's law needs fewer slots.",
+        ),
+    },
 )

@@ -25,4 +25,12 @@ SPEC = SetSpec(
     ),
     default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3131},
     draw=draw,
+    options={
+        "q4_choice": (
+            "Evicted batch jobs are thrown away, so the work they already did never counts as done.",
+            "Each eviction forces work to be redone, and at a full pool evictions never stop.",
+            "Users who arrive by eviction hold their slots longer than those who queue.",
+            "Slots sit idle while the policy waits out a minimum run before each eviction.",
+        ),
+    },
 )

@@ -26,4 +26,18 @@ SPEC = SetSpec(
     ),
     default={"hours": 4, "slots": 72, "floor": 28, "aging_s": 2700, "seed": 11},
     draw=draw,
+    options={
+        "q3_choice": (
+            "While batch has work, users may not use the floor's slots, so they share fewer.",
+            "The floor evicts running user requests so that batch jobs can take their slots.",
+            "Batch jobs inside the floor run longer than the batch jobs outside of it.",
+            "Guarding batch slows down how fast user requests arrive in the busiest hour.",
+        ),
+        "q6_choice": (
+            "Aging lengthens every batch job, so slots come free for waiting users less often.",
+            "The backlog queued at the start, so soon every batch job is exempt from eviction.",
+            "Aged batch jobs move ahead of user requests in the queue for the next slot.",
+            "Evicting a job that has aged costs twice the usual recomputation time.",
+        ),
+    },
 )

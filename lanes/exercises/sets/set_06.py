@@ -57,4 +57,12 @@ SPEC = SetSpec(
         "job_items": job_items(80, 12, 450.0, 28, 1.5), "safety": 0.9,
     },
     draw=draw,
+    options={
+        "q5_choice": (
+            "It makes each slot finish its request sooner, so the lane's capacity rises in the surge.",
+            "It turns arrivals away at the front once the queue is full, so the queue never grows long.",
+            "It answers the newest requests while their users still wait and drops stale ones quickly.",
+            "It lets every request meet its deadline, since the newest always start within the timeout.",
+        ),
+    },
 )

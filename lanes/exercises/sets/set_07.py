@@ -48,4 +48,12 @@ SPEC = SetSpec(
     default={"n": 26, "max_batch": 6, "wait_s": 0.15, "call_s": 0.04, "gap_s": 0.008,
              "max_calls": _budget(6, 0.04, 0.008)},
     draw=draw,
+    options={
+        "q4_choice": (
+            "A zero wait sends every request alone, so batching needs a wait.",
+            "A wait makes answers faster because each call carries more requests.",
+            "A zero wait still takes whatever queued while the last call ran.",
+            "Batch sizes depend on max_batch alone, not on how requests arrive.",
+        ),
+    },
 )

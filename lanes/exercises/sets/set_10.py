@@ -39,4 +39,18 @@ SPEC = SetSpec(
         "scattered_gb_per_s": 2.75, "mfu": 0.45,
     },
     draw=draw,
+    options={
+        "q5_choice": (
+            "It cut the total prefill work, because each chunk attends to fewer of the earlier tokens.",
+            "It capped how long any decode step stalls, at the cost of more steps for the prompt.",
+            "It made the batch prompt's own first token arrive much sooner than without chunks.",
+            "It let the chats skip every step that carries a prefill chunk, so they never stall.",
+        ),
+        "q6_choice": (
+            "The arrivals are Poisson, and the law is proven only for Poisson arrival streams.",
+            "It holds only because each policy here keeps a few slots free for interactive work.",
+            "It needs first-come-first-served order, which every policy keeps inside a lane.",
+            "It relates long-run averages, so any arrival pattern, order or policy obeys it.",
+        ),
+    },
 )

@@ -40,4 +40,18 @@ SPEC = SetSpec(
         "memory": "pageable", "recompute_context": 16384,
     },
     draw=draw,
+    options={
+        "q5_choice": (
+            "Small-batch decode is bound by compute, and the matrix units run far below their peak.",
+            "Each step pays fixed per-layer kernel costs, and weights stream below the rated rate.",
+            "At batch 1 the KV cache reads dominate the step, and the roofline leaves them out.",
+            "The timed steps include copying each new token back to host memory before the next.",
+        ),
+        "q6_choice": (
+            "The graph lets the GPU run its matrix products at a higher clock, so compute is faster.",
+            "The eager run rereads the weights once per kernel launch, so it moves far more bytes.",
+            "Launched one at a time, the host's work to issue many small kernels sets the pace.",
+            "The graph skips the attention kernels, since their results are cached between steps.",
+        ),
+    },
 )

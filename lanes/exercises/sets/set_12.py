@@ -41,4 +41,12 @@ SPEC = SetSpec(
     default={"trace": "code", "resample_seed": 4242, "start_s": 700, "end_s": 2500,
              "rate_factor": 1.25, "slots": 80, "target_s": 3},
     draw=draw,
+    options={
+        "q6_choice": (
+            "Its prompts are longer, so each of its requests keeps a slot longer than a chat.",
+            "Its requests come in tight bursts, and the reserve must absorb a burst at once.",
+            "Little's law fails on bursty traffic, so its mean busy slots come out too low.",
+            "Short outputs get batch jobs evicted more often, and redone work costs slots.",
+        ),
+    },
 )

@@ -30,4 +30,12 @@ SPEC = SetSpec(
     ),
     default={"slots": 32, "peak_rate": 3.5, "floor": 6, "aging_s": 90, "seed": 2718},
     draw=draw,
+    options={
+        "q3_choice": (
+            "Evict first the running batch job that has the most work left.",
+            "Start first the queued batch job that needs the least slot time.",
+            "Admit first the waiting request whose reply will finish soonest.",
+            "Keep batch out of the pool's last eight free slots when it starts.",
+        ),
+    },
 )

@@ -111,4 +111,18 @@ SPEC = SetSpec(
     ),
     default=_params(12, 1212),
     draw=draw,
+    options={
+        "q3_choice": (
+            "Very little: aging matters only for jobs that wait hours, and these start in minutes.",
+            "It ends eviction for almost every job: any job started after 600 s waited that long.",
+            "It makes evicted jobs restart sooner, so each eviction costs less of the work redone.",
+            "It lifts batch jobs that have waited over 600 s above interactive requests for slots.",
+        ),
+        "q4_choice": (
+            "Young batch jobs are spared, so evictions drop and interactive requests wait more often.",
+            "Batch jobs must wait that long in the queue before they start, so batch output falls.",
+            "Nothing for interactive waits: a preempting policy still frees a slot the moment it must.",
+            "Evicted jobs redo less work, since they restart from where their minimum run ended.",
+        ),
+    },
 )

@@ -1,0 +1,1 @@
+"""The class every grading test shares: honest and hostile notebooks, graded once per session."""
