@@ -7,6 +7,9 @@ parallel) each worker process has its own session, so the build is guarded by
 a file lock and marked with the run's id: the first worker to need the book
 builds it, the others wait for it and reuse it.
 
+The order: the longest files first (LONGEST_FIRST), and under xdist the
+files of SAME_WORKER on one worker, one after the other.
+
 The book is built from the committed notebooks' stored outputs
 (``execute_notebooks: "off"`` in _config.yml); strict nbval checks those
 outputs against a fresh run in the same test run.
@@ -36,16 +39,47 @@ BUILD_STAMP = ROOT / "_build" / ".built_site.run"
 #: long ones first keeps one worker from finishing a long file alone at the end.
 #: Names missing from the tree are ignored; files not named keep their order.
 LONGEST_FIRST = (
-    "tests/test_site.py",
-    "tests/test_grading_robustness.py",
-    "tests/test_packaging.py",
+    "tests/test_grading_robustness.py",  # with test_exercises.py: SAME_WORKER below
     "tests/test_exercises.py",
+    "tests/test_site.py",
+    "tests/test_packaging.py",
     "notebooks/05_starvation_and_aging.ipynb",
     "notebooks/10_where_it_breaks.ipynb",
     "tests/test_sets_new.py",
     "notebooks/06_inside_the_lane.ipynb",
     "notebooks/02_why_priority_fails.ipynb",
 )
+
+
+#: Files whose tests must never run at the same time as each other's, so they
+#: share one xdist work unit (one worker runs them one after the other). Both
+#: run scripts/grade.py, and test_grading_robustness checks that a grading run
+#: leaves no ``lanes-grade*`` folder in the shared temp dir: another file's
+#: grading run in a second worker would leave its own folder there meanwhile.
+SAME_WORKER = {
+    "tests/test_exercises.py": "grading",
+    "tests/test_grading_robustness.py": "grading",
+}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ignored without xdist
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with the files of SAME_WORKER joined into one work unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # another --dist mode: xdist's own scheduler
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndGroups(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return FilesAndGroups(config, log)
+
+
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: its file, or its SAME_WORKER group."""
+    file = nodeid.split("::", 1)[0]
+    return SAME_WORKER.get(file, file)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -452,3 +452,32 @@ def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
     )
     assert proc.returncode == 5, proc.stdout[-1000:] + proc.stderr[-1000:]
     assert "collected no tests" in proc.stderr
+
+
+def _files_that_run_the_grader() -> set[str]:
+    """Test files with a subprocess call whose command names scripts/grade.py."""
+    found = set()
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in {"run", "Popen", "check_output", "call"}
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "subprocess"
+                    and node.args and re.search(r"grade\.py|\bGRADE\b", ast.unparse(node.args[0]))):
+                found.add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_the_parallel_run_keeps_each_file_whole_and_the_grading_files_together():
+    """scripts/test.sh runs whole files per xdist worker; files that run the grader share one."""
+    from conftest import work_unit
+
+    script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert "--dist loadfile" in script and "--no-loadscope-reorder" in script
+    assert re.search(r"^pytest-xdist[<>=]", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M)
+    assert work_unit("tests/test_site.py::TestBuild::test_a") == work_unit("tests/test_site.py::test_b")
+    assert work_unit("notebooks/01_x.ipynb::Cell 0") == work_unit("notebooks/01_x.ipynb::Cell 9")
+    assert work_unit("tests/test_site.py::test_b") != work_unit("tests/test_packaging.py::test_b")
+    graders = _files_that_run_the_grader()
+    assert {"tests/test_exercises.py", "tests/test_grading_robustness.py"} <= graders, graders
+    units = {work_unit(f"{f}::test") for f in graders}
+    assert len(units) == 1, f"files that run scripts/grade.py on different workers: {sorted(graders)}"
