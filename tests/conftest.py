@@ -39,10 +39,14 @@ BUILD_STAMP = ROOT / "_build" / ".built_site.run"
 #: long ones first keeps one worker from finishing a long file alone at the end.
 #: Names missing from the tree are ignored; files not named keep their order.
 LONGEST_FIRST = (
-    "tests/test_grading_robustness.py",  # with test_exercises.py: SAME_WORKER below
-    "tests/test_exercises.py",
+    "tests/test_exercises.py",  # with test_online_judge.py: SAME_WORKER below
+    "tests/test_online_judge.py",
     "tests/test_site.py",
+    "tests/test_grading_class.py",
+    "tests/test_grading_robustness.py",
     "tests/test_packaging.py",
+    "tests/test_fuzz.py",
+    "tests/test_jupyterlab.py",
     "notebooks/05_starvation_and_aging.ipynb",
     "notebooks/10_where_it_breaks.ipynb",
     "tests/test_sets_new.py",
@@ -52,13 +56,15 @@ LONGEST_FIRST = (
 
 
 #: Files whose tests must never run at the same time as each other's, so they
-#: share one xdist work unit (one worker runs them one after the other). Both
-#: run scripts/grade.py, and test_grading_robustness checks that a grading run
-#: leaves no ``lanes-grade*`` folder in the shared temp dir: another file's
-#: grading run in a second worker would leave its own folder there meanwhile.
+#: share one xdist work unit (one worker runs them one after the other).
+#: test_online_judge checks that a judged policy leaves no ``lanes-judge-*``
+#: folder in the shared temp dir and no judge process; test_exercises grades
+#: every set with scripts/grade.py, and set 13 is judged online (its key calls
+#: lanes.exercises.online), so its folders and processes would appear meanwhile.
+#: (The other grading test files give the grader a temp dir of their own.)
 SAME_WORKER = {
-    "tests/test_exercises.py": "grading",
-    "tests/test_grading_robustness.py": "grading",
+    "tests/test_exercises.py": "online-judge",
+    "tests/test_online_judge.py": "online-judge",
 }
 
 

@@ -454,21 +454,17 @@ def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
     assert "collected no tests" in proc.stderr
 
 
-def _files_that_run_the_grader() -> set[str]:
-    """Test files with a subprocess call whose command names scripts/grade.py."""
-    found = set()
-    for path in sorted((ROOT / "tests").glob("test_*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in {"run", "Popen", "check_output", "call"}
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "subprocess"
-                    and node.args and re.search(r"grade\.py|\bGRADE\b", ast.unparse(node.args[0]))):
-                found.add(path.relative_to(ROOT).as_posix())
-    return found
+def _files_that_run_the_online_judge_or_watch_its_folders() -> set[str]:
+    """Test files that import lanes.exercises.online or look for its ``lanes-judge-`` folders."""
+    pattern = re.compile(r"lanes\.exercises\.online|from lanes\.exercises import [^\n]*\bonline\b|lanes-judge-")
+    return {p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests").glob("test_*.py"))
+            if p.name != Path(__file__).name and pattern.search(p.read_text(encoding="utf-8"))}
 
 
-def test_the_parallel_run_keeps_each_file_whole_and_the_grading_files_together():
-    """scripts/test.sh runs whole files per xdist worker; files that run the grader share one."""
+def test_the_parallel_run_keeps_each_file_whole_and_the_online_judge_files_together():
+    """scripts/test.sh runs whole files per xdist worker. The online judge's tests check its
+    folders in the shared temp dir, so they share a worker with test_exercises, whose grader
+    run judges set 13 online (solutions/13_*/key.py uses lanes.exercises.online)."""
     from conftest import work_unit
 
     script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
@@ -477,7 +473,10 @@ def test_the_parallel_run_keeps_each_file_whole_and_the_grading_files_together()
     assert work_unit("tests/test_site.py::TestBuild::test_a") == work_unit("tests/test_site.py::test_b")
     assert work_unit("notebooks/01_x.ipynb::Cell 0") == work_unit("notebooks/01_x.ipynb::Cell 9")
     assert work_unit("tests/test_site.py::test_b") != work_unit("tests/test_packaging.py::test_b")
-    graders = _files_that_run_the_grader()
-    assert {"tests/test_exercises.py", "tests/test_grading_robustness.py"} <= graders, graders
-    units = {work_unit(f"{f}::test") for f in graders}
-    assert len(units) == 1, f"files that run scripts/grade.py on different workers: {sorted(graders)}"
+    online = _files_that_run_the_online_judge_or_watch_its_folders()
+    assert "tests/test_online_judge.py" in online, online
+    keys = [k for k in sorted((ROOT / "solutions").glob("*/key.py"))
+            if re.search(r"lanes\.exercises(\.online| import [^\n]*\bonline\b)", k.read_text(encoding="utf-8"))]
+    together = online | ({"tests/test_exercises.py"} if keys else set())
+    units = {work_unit(f"{f}::test") for f in together}
+    assert len(units) == 1, f"on different workers: {sorted(together)} (keys judged online: {keys})"
