@@ -10,8 +10,10 @@
 # - Debian's Chromium for the browser test: through apt when run as root,
 #   otherwise it stops with one message naming the package to install;
 # - Debian's bubblewrap (bwrap), the grading box, the same way.
-# Then it runs `python -m pytest` and exits with pytest's own status
-# (5 means pytest collected no test: that is reported, never hidden).
+# Then it runs `python -m pytest`, in parallel over the CPU cores (pytest-xdist;
+# LANES_TEST_WORKERS=0 runs it in one process, LANES_TEST_WORKERS=N in N), and
+# exits with pytest's own status (5 means pytest collected no test: that is
+# reported, never hidden).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,9 @@ PYTHON="${PYTHON:-python}"
 CHROMIUM="${LANES_CHROMIUM:-/usr/bin/chromium}"
 BWRAP="${LANES_BWRAP:-/usr/bin/bwrap}"
 
-if ! "$PYTHON" -c "import pytest, nbval, playwright, otter, jupyter_book, notfound, lanes" 2>/dev/null; then
+# (find_spec looks the modules up without importing them: importing these takes seconds.)
+if ! "$PYTHON" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" \
+        pytest xdist nbval playwright otter jupyter_book notfound lanes 2>/dev/null; then
     echo "test.sh: installing the Python requirements (requirements.txt) ..."
     "$PYTHON" -m pip install -q -r requirements.txt
 fi
@@ -52,8 +56,23 @@ if [[ ! -x "$BWRAP" ]]; then
     fi
 fi
 
+# --- Parallel run (pytest-xdist) ----------------------------------------------
+# The tests run in LANES_TEST_WORKERS worker processes (default "auto": one per
+# CPU core; 0 runs them all in this one process, without xdist). --dist loadfile
+# keeps each test file and each notebook on one worker: module and session
+# fixtures (the built book, the graded class, the wheel) are made once, and
+# nbval runs a notebook's cells in order in one kernel. tests/conftest.py puts
+# the longest files first (--no-loadscope-reorder keeps that order), so the
+# workers finish at about the same time.
+workers="${LANES_TEST_WORKERS:-auto}"
+parallel=()
+if [[ "$workers" != "0" ]]; then
+    parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
+fi
+# --- end of the parallel run block ----------------------------------------------
+
 set +e
-"$PYTHON" -m pytest "$@"
+"$PYTHON" -m pytest "${parallel[@]}" "$@"
 status=$?
 set -e
 if [[ $status -eq 5 ]]; then

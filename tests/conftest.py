@@ -1,11 +1,23 @@
-"""Shared fixtures: the built web book, built once per session.
+"""Shared fixtures and the order of the test files.
 
-Both the browser test (test_site.py) and the exercises' leak scan
-(test_exercises.py) read ``_build/html``; whichever runs first builds it.
+The built web book: one build per test run. The browser test (test_site.py)
+reads ``_build/html``; any other file that needs the book asks for the same
+``built_site`` fixture. Under pytest-xdist (scripts/test.sh runs the tests in
+parallel) each worker process has its own session, so the build is guarded by
+a file lock and marked with the run's id: the first worker to need the book
+builds it, the others wait for it and reuse it.
+
+The order: the longest files first (LONGEST_FIRST), and under xdist the
+files of SAME_WORKER on one worker, one after the other.
+
+The book is built from the committed notebooks' stored outputs
+(``execute_notebooks: "off"`` in _config.yml); strict nbval checks those
+outputs against a fresh run in the same test run.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
 import re
@@ -17,13 +29,87 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HTML_DIR = ROOT / "_build" / "html"
 BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
+#: Held while the book is built, so two worker processes never build at once.
+BUILD_LOCK = ROOT / "_build" / ".built_site.lock"
+#: Written after a successful build: the id of the test run that built it.
+BUILD_STAMP = ROOT / "_build" / ".built_site.run"
+
+#: Test files that take longest, in the order they should start. Under xdist
+#: (--dist loadfile) a worker takes a whole file at a time, so starting the
+#: long ones first keeps one worker from finishing a long file alone at the end.
+#: Names missing from the tree are ignored; files not named keep their order.
+LONGEST_FIRST = (
+    "tests/test_exercises.py",  # with test_online_judge.py: SAME_WORKER below
+    "tests/test_online_judge.py",
+    "tests/test_site.py",
+    "tests/test_grading_class.py",
+    "tests/test_grading_robustness.py",
+    "tests/test_packaging.py",
+    "tests/test_fuzz.py",
+    "tests/test_jupyterlab.py",
+    "notebooks/05_starvation_and_aging.ipynb",
+    "notebooks/10_where_it_breaks.ipynb",
+    "tests/test_sets_new.py",
+    "notebooks/06_inside_the_lane.ipynb",
+    "notebooks/02_why_priority_fails.ipynb",
+)
 
 
-@pytest.fixture(scope="session")
-def built_site() -> pathlib.Path:
-    """Build the book with warnings as errors, or reuse it if told to."""
-    if os.environ.get("LANES_BOOK_BUILT") == "1" and (HTML_DIR / "index.html").is_file():
-        return HTML_DIR
+#: Files whose tests must never run at the same time as each other's, so they
+#: share one xdist work unit (one worker runs them one after the other).
+#: test_online_judge checks that a judged policy leaves no ``lanes-judge-*``
+#: folder in the shared temp dir and no judge process; test_exercises grades
+#: every set with scripts/grade.py, and set 13 is judged online (its key calls
+#: lanes.exercises.online), so its folders and processes would appear meanwhile.
+#: (The other grading test files give the grader a temp dir of their own.)
+SAME_WORKER = {
+    "tests/test_exercises.py": "online-judge",
+    "tests/test_online_judge.py": "online-judge",
+}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: ignored without xdist
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with the files of SAME_WORKER joined into one work unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # another --dist mode: xdist's own scheduler
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndGroups(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return FilesAndGroups(config, log)
+
+
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: its file, or its SAME_WORKER group."""
+    file = nodeid.split("::", 1)[0]
+    return SAME_WORKER.get(file, file)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the files named in LONGEST_FIRST first; keep every file's own order."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    last = len(LONGEST_FIRST)
+
+    def key(item):
+        path = pathlib.Path(str(item.path))
+        try:
+            rel = path.relative_to(ROOT).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        return rank.get(rel, last)
+
+    items.sort(key=key)  # stable: the tests of one file stay in collection order
+
+
+def _run_id() -> str | None:
+    """The id that every xdist worker of one run shares; None without xdist."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID")
+
+
+def _build() -> None:
     if shutil.which(BUILD_COMMAND[0]) is None:
         pytest.fail(
             "jupyter-book is not on PATH; install the requirements: "
@@ -42,6 +128,24 @@ def built_site() -> pathlib.Path:
             pytrace=False,
         )
     assert (HTML_DIR / "index.html").is_file(), "the build wrote no _build/html/index.html"
+
+
+@pytest.fixture(scope="session")
+def built_site() -> pathlib.Path:
+    """Build the book with warnings as errors (once per run), or reuse it if told to."""
+    if os.environ.get("LANES_BOOK_BUILT") == "1" and (HTML_DIR / "index.html").is_file():
+        return HTML_DIR
+    run = _run_id()
+    BUILD_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(BUILD_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if run is not None and (HTML_DIR / "index.html").is_file() and BUILD_STAMP.is_file() \
+                and BUILD_STAMP.read_text(encoding="utf-8") == run:
+            return HTML_DIR  # another worker of this run built it
+        BUILD_STAMP.unlink(missing_ok=True)
+        _build()
+        if run is not None:
+            BUILD_STAMP.write_text(run, encoding="utf-8")
     return HTML_DIR
 
 
