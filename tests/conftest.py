@@ -62,9 +62,14 @@ LONGEST_FIRST = (
 #: every set with scripts/grade.py, and set 13 is judged online (its key calls
 #: lanes.exercises.online), so its folders and processes would appear meanwhile.
 #: (The other grading test files give the grader a temp dir of their own.)
+#: test_grading_class and test_grading_robustness read the class that the session's
+#: ``graded_class`` fixture grades once, as test_exercises does: on one worker it is
+#: graded once, not once per worker.
 SAME_WORKER = {
-    "tests/test_exercises.py": "online-judge",
-    "tests/test_online_judge.py": "online-judge",
+    "tests/test_exercises.py": "grading",
+    "tests/test_online_judge.py": "grading",
+    "tests/test_grading_class.py": "grading",
+    "tests/test_grading_robustness.py": "grading",
 }
 
 
