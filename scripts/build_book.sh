@@ -10,10 +10,9 @@
 #    The files are committed; they are fetched from the npm package only when
 #    missing (npm is needed then, and only then).
 # 2. Builds: `jupyter-book build . -W -n --keep-going` (the command CI and the
-#    publishing workflow run). The notebooks are executed through jupyter-cache
-#    (see _config.yml): the first build runs each one (about a minute in all)
-#    and prints a line as each notebook starts and finishes; later builds re-run
-#    only notebooks whose code changed.
+#    publishing workflow run). It executes no notebook: the pages show the
+#    committed outputs (execute_notebooks: "off" in _config.yml), which strict
+#    nbval checks against a fresh run (python -m pytest notebooks/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,8 +51,7 @@ vendor_mathjax() {
 vendor_mathjax
 
 echo "[build] jupyter-book build . -W -n --keep-going ${extra[*]:-}"
-# Progress: Sphinx's own "reading sources" lines, plus one line per notebook
-# as jupyter-cache starts and finishes executing it.
+# Progress: Sphinx's own "reading sources" lines.
 # The full log goes to _build/build_book.log.
 mkdir -p _build
 set +e
