@@ -168,7 +168,13 @@ def halfin_whitt_wait_probability(beta: float) -> float:
         Spare servers in units of ``sqrt(load)``, > 0.
     """
     b = _checks.number("beta", beta, lo=0, lo_open=True)
-    return 1.0 / (1.0 + b * _big_phi(b) / _phi(b))
+    # 1 / (1 + r) with r = b Phi(b) / phi(b), through log r: phi(b) underflows to 0 past b ~ 38,
+    # and exp(b**2 / 2) overflows, but log r = log(b Phi(b)) + b**2 / 2 + log(sqrt(2 pi)) is finite.
+    log_r = math.log(b) + math.log(_big_phi(b)) + b * b / 2 + 0.5 * math.log(2 * math.pi)
+    if log_r > 0:
+        e = math.exp(-log_r)  # underflows to 0.0 (the limit) for a large beta, never raises
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(log_r))
 
 
 def halfin_whitt_beta(p_wait: float) -> float:
