@@ -537,3 +537,31 @@ class TestErlangSaveHookAndProgress:
 
         refused(lambda: progress.progress_text(*args), *names)
         assert progress.progress_text("runs", 40, 161, 3.2) == "runs: 40/161 (25%), 3 s"
+
+    def test_a_billion_servers_is_refused_not_a_hang(self):
+        from lanes.pool import erlang
+
+        refused(lambda: erlang.erlang_b(10**9, 0.0665), "servers", "10000000", "1000000000")
+        refused(lambda: erlang.erlang_c(10**9, 0.0665), "servers", "10000000")
+        refused(lambda: erlang.servers_for_wait(1e9, 0.2), "load", "9999999")
+
+    def test_erlang_b_stops_once_it_underflows_with_the_same_answer(self):
+        from lanes.pool import erlang
+
+        def full(c, a):  # the recurrence run to the end
+            b = 1.0
+            for k in range(1, c + 1):
+                b = a * b / (k + a * b)
+            return b
+
+        for c, a in ((2000, 50.0), (5000, 0.0665), (64, 56.0), (100_000, 99_000.0)):
+            assert erlang.erlang_b(c, a) == full(c, a)
+        assert erlang.erlang_b(erlang.MAX_SERVERS, 0.0665) == 0.0
+
+    def test_servers_for_wait_is_the_smallest_count_erlang_c_allows(self):
+        from lanes.pool import erlang
+
+        for load, p in ((56.0, 0.2), (0.3, 0.01), (950.0, 0.05)):
+            c = erlang.servers_for_wait(load, p)
+            assert erlang.erlang_c(c, load) <= p
+            assert c - 1 <= load or erlang.erlang_c(c - 1, load) > p
