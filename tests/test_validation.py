@@ -464,3 +464,104 @@ class TestLoader:
         message = refused(lambda: measured.load_records(path), "steps.jsonl line 4", where)
         assert message.startswith("steps.jsonl line 4: ")
         refused(lambda: measured.fit_step_model(path), "steps.jsonl line 4")
+
+
+class TestErlangSaveHookAndProgress:
+    """Regressions the fuzz found in lanes.pool.erlang, .savehook and .progress."""
+
+    @pytest.mark.parametrize("beta", [38.5, 74.47627260757405, 1e300])
+    def test_the_halfin_whitt_limit_of_a_large_beta_is_zero_not_a_crash(self, beta):
+        from lanes.pool import erlang
+
+        p = erlang.halfin_whitt_wait_probability(beta)
+        assert 0.0 <= p < 1e-300
+
+    def test_the_limit_is_the_formula_where_the_formula_is_finite(self):
+        from lanes.pool import erlang
+
+        for beta in (1e-9, 0.1, 1.0, 2.5, 10.0, 30.0):
+            direct = 1.0 / (1.0 + beta * erlang._big_phi(beta) / erlang._phi(beta))
+            assert math.isclose(erlang.halfin_whitt_wait_probability(beta), direct, rel_tol=1e-12)
+
+    @pytest.mark.parametrize("p_wait", [8.64097951574281e-290, 5e-324])
+    def test_a_tiny_target_wait_gives_a_finite_beta(self, p_wait):
+        from lanes.pool import erlang
+
+        beta = erlang.halfin_whitt_beta(p_wait)
+        assert 30 < beta < 40
+        staff = erlang.sqrt_staffing(8.754857047704224, p_wait)
+        assert staff == math.ceil(8.754857047704224 + beta * math.sqrt(8.754857047704224) - 1e-9)
+
+    @pytest.mark.parametrize("nb", [None, (1,), 10**60, "notebook", ["cells"]])
+    def test_clean_notebook_wants_a_dict(self, nb):
+        from lanes.pool import savehook
+
+        refused(lambda: savehook.clean_notebook(nb), "nb", "dict")
+
+    @pytest.mark.parametrize("outputs", [None, (1,), 10**60, {"output_type": "stream"}])
+    def test_clean_outputs_wants_a_list(self, outputs):
+        from lanes.pool import savehook
+
+        refused(lambda: savehook.clean_outputs(outputs), "outputs", "list")
+
+    def test_parts_it_does_not_understand_are_left_as_they_are(self):
+        from lanes.pool import savehook
+
+        odd = [1, {"output_type": "stream", "text": [1]}, {"output_type": "display_data", "data": 3}]
+        assert savehook.clean_outputs(list(odd)) == odd
+        nb = {"metadata": [], "cells": [5, {"cell_type": "code", "outputs": None}]}
+        assert savehook.clean_notebook(nb) == {"metadata": [], "cells": [5, {"cell_type": "code", "outputs": None}]}
+
+    @pytest.mark.parametrize(
+        "model",
+        [None, "llama-3.1-8b", 10**60, ["notebook"], {"type": "notebook", "content": None},
+         {"type": "notebook", "content": {"cells": 5, "metadata": []}},
+         {"type": "notebook", "content": {"cells": [{"cell_type": "code", "outputs": [1, {"output_type": 3}]}]}}],
+    )
+    def test_the_server_hook_never_raises_and_leaves_odd_models_untouched(self, model):
+        import copy
+
+        from lanes.pool import savehook
+
+        before = copy.deepcopy(model)
+        assert savehook.pre_save(model=model, path="x.ipynb", contents_manager=None, agin_s=5) is None
+        assert model == before
+
+    @pytest.mark.parametrize(
+        "args, names",
+        [((None, 1, 2, 0.0), ("desc",)), (("x", 19, [1, 2], 0.0), ("total",)), (("x", 3, 2, 0.0), ("done", "total")),
+         (("x", -1, 2, 0.0), ("done",)), (("x", 1, 2, float("nan")), ("elapsed_s",)), (("x", 1.5, 2, 0.0), ("done",))],
+    )
+    def test_progress_text_checks_its_arguments(self, args, names):
+        from lanes.pool import progress
+
+        refused(lambda: progress.progress_text(*args), *names)
+        assert progress.progress_text("runs", 40, 161, 3.2) == "runs: 40/161 (25%), 3 s"
+
+    def test_a_billion_servers_is_refused_not_a_hang(self):
+        from lanes.pool import erlang
+
+        refused(lambda: erlang.erlang_b(10**9, 0.0665), "servers", "10000000", "1000000000")
+        refused(lambda: erlang.erlang_c(10**9, 0.0665), "servers", "10000000")
+        refused(lambda: erlang.servers_for_wait(1e9, 0.2), "load", "9999999")
+
+    def test_erlang_b_stops_once_it_underflows_with_the_same_answer(self):
+        from lanes.pool import erlang
+
+        def full(c, a):  # the recurrence run to the end
+            b = 1.0
+            for k in range(1, c + 1):
+                b = a * b / (k + a * b)
+            return b
+
+        for c, a in ((2000, 50.0), (5000, 0.0665), (64, 56.0), (100_000, 99_000.0)):
+            assert erlang.erlang_b(c, a) == full(c, a)
+        assert erlang.erlang_b(erlang.MAX_SERVERS, 0.0665) == 0.0
+
+    def test_servers_for_wait_is_the_smallest_count_erlang_c_allows(self):
+        from lanes.pool import erlang
+
+        for load, p in ((56.0, 0.2), (0.3, 0.01), (950.0, 0.05)):
+            c = erlang.servers_for_wait(load, p)
+            assert erlang.erlang_c(c, load) <= p
+            assert c - 1 <= load or erlang.erlang_c(c - 1, load) > p

@@ -51,11 +51,19 @@ __all__ = [
     "sqrt_staffing",
     "servers_for_wait",
     "allen_cunneen_wait_s",
+    "MAX_SERVERS",
 ]
 
 
+#: Most servers the Erlang formulas take: their recurrence does one step per
+#: server, so ten million is a few seconds of pure Python, and far past any pool.
+MAX_SERVERS = 10**7
+
+
 def _servers(servers: object) -> int:
-    return _checks.integer("servers", servers, lo=1)
+    c = _checks.integer("servers", servers, lo=1)
+    _checks.limit("servers", c, MAX_SERVERS, why="the Erlang recurrence takes one step per server")
+    return c
 
 
 def _load(load: object) -> float:
@@ -78,7 +86,7 @@ def erlang_b(servers: int, load: float) -> float:
     Parameters
     ----------
     servers : int
-        Servers (slots), >= 1.
+        Servers (slots), an integer in [1, MAX_SERVERS].
     load : float
         Offered load in erlangs (arrival rate x mean hold time), >= 0.
 
@@ -91,6 +99,8 @@ def erlang_b(servers: int, load: float) -> float:
     b = 1.0
     for k in range(1, c + 1):
         b = a * b / (k + a * b)
+        if b == 0.0:  # underflowed: every later step keeps it 0.0, so stop (a few hundred steps past the load)
+            break
     return b
 
 
@@ -102,7 +112,7 @@ def erlang_c(servers: int, load: float) -> float:
     Parameters
     ----------
     servers : int
-        Servers (slots), >= 1.
+        Servers (slots), an integer in [1, MAX_SERVERS].
     load : float
         Offered load in erlangs, ``0 <= load < servers``.
     """
@@ -168,7 +178,13 @@ def halfin_whitt_wait_probability(beta: float) -> float:
         Spare servers in units of ``sqrt(load)``, > 0.
     """
     b = _checks.number("beta", beta, lo=0, lo_open=True)
-    return 1.0 / (1.0 + b * _big_phi(b) / _phi(b))
+    # 1 / (1 + r) with r = b Phi(b) / phi(b), through log r: phi(b) underflows to 0 past b ~ 38,
+    # and exp(b**2 / 2) overflows, but log r = log(b Phi(b)) + b**2 / 2 + log(sqrt(2 pi)) is finite.
+    log_r = math.log(b) + math.log(_big_phi(b)) + b * b / 2 + 0.5 * math.log(2 * math.pi)
+    if log_r > 0:
+        e = math.exp(-log_r)  # underflows to 0.0 (the limit) for a large beta, never raises
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(log_r))
 
 
 def halfin_whitt_beta(p_wait: float) -> float:
@@ -237,9 +253,14 @@ def servers_for_wait(load: float, p_wait: float) -> int:
     p = _checks.number("p_wait", p_wait, lo=0, lo_open=True, hi=1)
     if p >= 1:
         raise ValueError(f"p_wait must be a number in (0, 1) (got {p_wait})")
+    _checks.limit("load", a, MAX_SERVERS - 1, why="one step per server, as in the Erlang formulas (MAX_SERVERS)")
     c = math.floor(a) + 1
-    while erlang_c(c, a) > p:
+    b = erlang_b(c, a)
+    # C from B as in erlang_c; B(c + 1) from B(c) by one step of the same recurrence, so the
+    # search costs one pass up to the answer, not one Erlang B per candidate.
+    while c * b / (c - a * (1.0 - b)) > p:
         c += 1
+        b = a * b / (c + a * b)
     return c
 
 

@@ -16,13 +16,23 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
+from .. import _checks
+
 __all__ = ["progress_text", "track"]
 
 T = TypeVar("T")
 
 
 def progress_text(desc: str, done: int, total: int, elapsed_s: float) -> str:
-    """The line shown: ``"desc: 40/161 (25%), 3 s"``; ``elapsed_s`` in seconds."""
+    """The line shown: ``"desc: 40/161 (25%), 3 s"``; ``elapsed_s`` in seconds.
+
+    ``desc`` is a string, ``total`` an integer >= 0, ``done`` an integer in
+    ``[0, total]`` and ``elapsed_s`` a number >= 0.
+    """
+    desc = _checks.text("desc", desc, empty=True)
+    total = _checks.integer("total", total, lo=0)
+    done = _checks.integer("done", done, lo=0, hi=total, hi_name="total")
+    elapsed_s = _checks.number("elapsed_s", elapsed_s, lo=0)
     share = done / total if total else 1.0
     return f"{desc}: {done}/{total} ({share:.0%}), {elapsed_s:.0f} s"
 

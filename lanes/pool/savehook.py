@@ -36,8 +36,25 @@ __all__ = ["WIDGET_VIEW_MIME", "clean_notebook", "clean_outputs", "pre_save"]
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
 
-def _text(value: Any) -> str:
-    return "".join(value) if isinstance(value, list) else str(value or "")
+def _show(value: object) -> str:
+    """The rejected value as a message quotes it, cut to 60 characters.
+
+    Not :func:`lanes._checks.show`: ``jupyter_server_config.py`` loads this file
+    on its own, before ``lanes`` is importable, so it imports nothing from the package.
+    """
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text(value: Any) -> str | None:
+    """The text of a notebook string field (a string or a list of strings); ``None`` if it is neither."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "".join(value)
+    return None
 
 
 def _last_frame(text: str) -> str:
@@ -47,37 +64,66 @@ def _last_frame(text: str) -> str:
 
 
 def clean_outputs(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The outputs of one code cell as they are saved (a new list; outputs edited in place)."""
-    kept: list[dict[str, Any]] = []
+    """The outputs of one code cell as they are saved (a new list; outputs edited in place).
+
+    ``outputs`` must be a list; an item that is not an output this module
+    understands (not a dict, or with fields of other types) is kept unchanged.
+    """
+    if not isinstance(outputs, list):
+        raise ValueError(f"outputs must be a list of notebook outputs (dicts) (got {_show(outputs)})")
+    kept: list[Any] = []
     for out in outputs:
+        if not isinstance(out, dict):
+            kept.append(out)
+            continue
         kind = out.get("output_type")
         if kind == "stream":
-            text = _last_frame(_text(out.get("text")))
+            raw = _text(out.get("text"))
+            if raw is None:
+                kept.append(out)
+                continue
+            text = _last_frame(raw)
             if not text:
                 continue
-            if kept and kept[-1].get("output_type") == "stream" and kept[-1].get("name") == out.get("name"):
-                kept[-1]["text"] = _text(kept[-1].get("text")) + text
-                continue
+            last = kept[-1] if kept else None
+            if isinstance(last, dict) and last.get("output_type") == "stream" and last.get("name") == out.get("name"):
+                before = _text(last.get("text"))
+                if before is not None:
+                    last["text"] = before + text
+                    continue
             out["text"] = text
         elif kind in ("display_data", "execute_result", "update_display_data"):
             data = out.get("data", {})
+            if not isinstance(data, dict):
+                kept.append(out)
+                continue
             if WIDGET_VIEW_MIME in data:
                 data.pop(WIDGET_VIEW_MIME)
                 if not data:
                     continue
-            if data and all(_text(v) == "" for v in data.values() if isinstance(v, (str, list))) \
-                    and all(isinstance(v, (str, list)) for v in data.values()):
+            if data and all(_text(v) == "" for v in data.values()):
                 continue  # a display emptied when it ended (lanes.progress)
         kept.append(out)
     return kept
 
 
 def clean_notebook(nb: dict[str, Any]) -> dict[str, Any]:
-    """Apply the save rules (module docstring) to ``nb``, notebook JSON data, in place; returns it."""
-    nb.get("metadata", {}).pop("widgets", None)
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code" and "outputs" in cell:
-            cell["outputs"] = clean_outputs(cell["outputs"])
+    """Apply the save rules (module docstring) to ``nb``, notebook JSON data, in place; returns it.
+
+    ``nb`` must be a dict.  Parts of it that are not as nbformat describes them
+    (metadata that is not a dict, cells or outputs that are not lists, cells that
+    are not dicts) are left as they are: the rules never raise on a dict.
+    """
+    if not isinstance(nb, dict):
+        raise ValueError(f"nb must be a notebook as a dict of JSON data (got {_show(nb)})")
+    metadata = nb.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("widgets", None)
+    cells = nb.get("cells")
+    if isinstance(cells, list):
+        for cell in cells:
+            if isinstance(cell, dict) and cell.get("cell_type") == "code" and isinstance(cell.get("outputs"), list):
+                cell["outputs"] = clean_outputs(cell["outputs"])
     return nb
 
 
@@ -85,7 +131,10 @@ def pre_save(model: dict[str, Any], **kwargs: Any) -> None:
     """A Jupyter server pre-save hook: clean every notebook before it is written.
 
     Called as ``pre_save(model=..., path=..., contents_manager=...)``; only
-    models of type ``notebook`` with content are touched.
+    models of type ``notebook`` with content are touched.  The hook never
+    raises: a model it does not understand (not a dict, another type, content
+    that is not a dict) is left untouched and saved as it is, and other keyword
+    arguments a server passes are ignored.
     """
-    if model.get("type") == "notebook" and isinstance(model.get("content"), dict):
+    if isinstance(model, dict) and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
         clean_notebook(model["content"])
