@@ -7,6 +7,18 @@ import pytest
 from lanes.engine.batcher import MicroBatcher, QueueFullError, run_async, simulate_batches
 
 
+def run_loop(coroutine):
+    """``asyncio.run`` in a thread of its own.
+
+    In a parallel test run another file's session may hold Playwright's sync API, which
+    keeps an event loop running in the worker's main thread; a fresh thread has none.
+    """
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 class TestVirtualClock:
     def test_seed_example_20_requests_max_batch_8_is_three_batches(self):
         r = simulate_batches(20, max_batch=8, max_wait_s=0.02, model_call_s=0.05)
@@ -88,18 +100,18 @@ class TestWindowRules:
 
 class TestAsyncio:
     def test_seed_example_gives_8_8_4(self):
-        r = asyncio.run(run_async(20, max_batch=8, max_wait_s=0.02, model_call_s=0.05))
+        r = run_loop(run_async(20, max_batch=8, max_wait_s=0.02, model_call_s=0.05))
         assert r.batch_sizes == (8, 8, 4)
         assert r.total_s >= 3 * 0.05
 
     def test_no_wait_takes_the_queue_in_asyncio_too(self):
-        r = asyncio.run(run_async(20, max_batch=8, max_wait_s=0.0, model_call_s=0.01))
+        r = run_loop(run_async(20, max_batch=8, max_wait_s=0.0, model_call_s=0.01))
         assert r.batch_sizes == (8, 8, 4)
-        d = asyncio.run(run_async(6, max_batch=8, max_wait_s=0.0, model_call_s=0.001, rule="deadline"))
+        d = run_loop(run_async(6, max_batch=8, max_wait_s=0.0, model_call_s=0.001, rule="deadline"))
         assert d.batch_sizes == (1,) * 6
 
     def test_matches_the_virtual_clock(self):
-        real = asyncio.run(run_async(20, max_batch=6, max_wait_s=0.01, model_call_s=0.01))
+        real = run_loop(run_async(20, max_batch=6, max_wait_s=0.01, model_call_s=0.01))
         assert real.batch_sizes == simulate_batches(20, max_batch=6, max_wait_s=0.01, model_call_s=0.01).batch_sizes
 
     def test_results_come_back_to_their_callers(self):
@@ -110,7 +122,7 @@ class TestAsyncio:
             worker.cancel()
             return out
 
-        assert asyncio.run(main()) == [2 * i for i in range(10)]
+        assert run_loop(main()) == [2 * i for i in range(10)]
 
     def test_full_queue_raises_a_clear_error(self):
         async def main():
@@ -118,10 +130,10 @@ class TestAsyncio:
             return await asyncio.gather(*(b.submit(i) for i in range(3)))
 
         with pytest.raises(QueueFullError, match=r"queue is full: 2 requests waiting \(max_queue=2\)"):
-            asyncio.run(main())
+            run_loop(main())
 
     def test_run_async_counts_rejections(self):
-        r = asyncio.run(run_async(20, max_queue=10, model_call_s=0.005))
+        r = run_loop(run_async(20, max_queue=10, model_call_s=0.005))
         assert (r.completed, r.rejected) == (10, 10)
 
 

@@ -360,9 +360,12 @@ class TestNothingHangs:
 
 
 def asyncio_run(coroutine):
+    """``asyncio.run`` in a fresh thread (a session's Playwright may run a loop in this one)."""
     import asyncio
+    import concurrent.futures
 
-    return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_a_backlog_of_ten_million_needs_well_under_a_gigabyte():

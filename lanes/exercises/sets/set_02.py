@@ -22,7 +22,7 @@ SPEC = SetSpec(
         Question("q3", 2, {"q3_gap_s": Float(lo=0)}),
         Question("q4", 3, {"q4_user_slots": Float(lo=0), "q4_gap_peak_s": Float(lo=0)}),
     ),
-    default={"hours": 3, "slots": 56, "peak_rate": 3.5, "batch_service_s": (90, 150), "seed": 4421},
+    default={"hours": 3, "slots": 56, "peak_rate": 3.6, "batch_service_s": (90, 150), "seed": 4421},
     draw=draw,
     options={
         "q1_choice": (
