@@ -39,7 +39,7 @@ BUILD_STAMP = ROOT / "_build" / ".built_site.run"
 #: long ones first keeps one worker from finishing a long file alone at the end.
 #: Names missing from the tree are ignored; files not named keep their order.
 LONGEST_FIRST = (
-    "tests/test_exercises.py",  # with test_online_judge.py: SAME_WORKER below
+    "tests/test_exercises.py",  # with the other graded-class files: SAME_WORKER below
     "tests/test_online_judge.py",
     "tests/test_site.py",
     "tests/test_grading_class.py",
@@ -55,19 +55,14 @@ LONGEST_FIRST = (
 )
 
 
-#: Files whose tests must never run at the same time as each other's, so they
-#: share one xdist work unit (one worker runs them one after the other).
-#: test_online_judge checks that a judged policy leaves no ``lanes-judge-*``
-#: folder in the shared temp dir and no judge process; test_exercises grades
-#: every set with scripts/grade.py, and set 13 is judged online (its key calls
-#: lanes.exercises.online), so its folders and processes would appear meanwhile.
-#: (The other grading test files give the grader a temp dir of their own.)
+#: Files that must run on one worker, one after the other (one xdist work unit):
 #: test_grading_class and test_grading_robustness read the class that the session's
-#: ``graded_class`` fixture grades once, as test_exercises does: on one worker it is
-#: graded once, not once per worker.
+#: ``graded_class`` fixture grades once, as test_exercises does, so on one worker it is
+#: graded once, not once per worker. test_online_judge may run anywhere: its leftover
+#: check looks only at its own temp dir and at the judge processes it started (or that
+#: were orphaned), never at a class another worker is grading.
 SAME_WORKER = {
     "tests/test_exercises.py": "grading",
-    "tests/test_online_judge.py": "grading",
     "tests/test_grading_class.py": "grading",
     "tests/test_grading_robustness.py": "grading",
 }

@@ -60,18 +60,56 @@ def _judge(body: str, scenario=DAY, limits=FAST):
     return online.judge("from lanes.pool.protocol import Decision\n" + textwrap.dedent(body), scenario, limits=limits)
 
 
+def _parent(pid: int) -> int:
+    """The parent of ``pid`` as the host sees it (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _ours_or_orphaned(pid: int) -> bool:
+    """Started by this test process, or orphaned (left to init): what a judge here may leave.
+
+    A policy child that outlived its judge would be re-parented to init, so it still counts;
+    the judge children of a class graded by another test worker at the same time (their
+    boxes have their own parent chain) do not.
+    """
+    me, p = os.getpid(), pid
+    for _ in range(64):
+        p = _parent(p)
+        if p == me:
+            return True
+        if p <= 1:
+            return p == 1 and _parent(pid) == 1
+    return False
+
+
 def _leftovers() -> tuple[set, set]:
     """Job folders of the judge, and processes running its child module."""
     folders = set(glob.glob(os.path.join(tempfile.gettempdir(), "lanes-judge-*")))
     procs = set()
     for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"lanes.exercises.online" in f.read():
+                if b"lanes.exercises.online" in f.read() and _ours_or_orphaned(int(pid)):
                     procs.add(pid)
         except OSError:
             continue
     return folders, procs
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_tempdir(tmp_path_factory):
+    """The judge's job folders go to a temp dir of this module's own, so the leftover check
+    sees only this module's judges, not those another test worker runs at the same time."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("judge-tmp"))
+    yield
+    tempfile.tempdir = saved
 
 
 @pytest.fixture(autouse=True)

@@ -454,17 +454,17 @@ def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
     assert "collected no tests" in proc.stderr
 
 
-def _files_that_run_the_online_judge_or_watch_its_folders() -> set[str]:
-    """Test files that import lanes.exercises.online or look for its ``lanes-judge-`` folders."""
-    pattern = re.compile(r"lanes\.exercises\.online|from lanes\.exercises import [^\n]*\bonline\b|lanes-judge-")
+def _files_that_read_the_graded_class() -> set[str]:
+    """Test files that use the session's ``graded_class`` fixture (tests/conftest.py)."""
+    pattern = re.compile(r"\bgraded_class\b")
     return {p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests").glob("test_*.py"))
             if p.name != Path(__file__).name and pattern.search(p.read_text(encoding="utf-8"))}
 
 
-def test_the_parallel_run_keeps_each_file_whole_and_the_online_judge_files_together():
-    """scripts/test.sh runs whole files per xdist worker. The online judge's tests check its
-    folders in the shared temp dir, so they share a worker with test_exercises, whose grader
-    run judges set 13 online (solutions/13_*/key.py uses lanes.exercises.online)."""
+def test_the_parallel_run_keeps_each_file_whole_and_the_graded_class_files_together():
+    """scripts/test.sh runs whole files per xdist worker. The files that read the session's
+    graded class share one worker, so the class is graded once; the online judge's tests
+    watch only a temp dir of their own, so they may run beside a class being graded."""
     from conftest import work_unit
 
     script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
@@ -473,10 +473,9 @@ def test_the_parallel_run_keeps_each_file_whole_and_the_online_judge_files_toget
     assert work_unit("tests/test_site.py::TestBuild::test_a") == work_unit("tests/test_site.py::test_b")
     assert work_unit("notebooks/01_x.ipynb::Cell 0") == work_unit("notebooks/01_x.ipynb::Cell 9")
     assert work_unit("tests/test_site.py::test_b") != work_unit("tests/test_packaging.py::test_b")
-    online = _files_that_run_the_online_judge_or_watch_its_folders()
-    assert "tests/test_online_judge.py" in online, online
-    keys = [k for k in sorted((ROOT / "solutions").glob("*/key.py"))
-            if re.search(r"lanes\.exercises(\.online| import [^\n]*\bonline\b)", k.read_text(encoding="utf-8"))]
-    together = online | ({"tests/test_exercises.py"} if keys else set())
-    units = {work_unit(f"{f}::test") for f in together}
-    assert len(units) == 1, f"on different workers: {sorted(together)} (keys judged online: {keys})"
+    readers = _files_that_read_the_graded_class()
+    assert {"tests/test_exercises.py", "tests/test_grading_class.py"} <= readers, readers
+    units = {work_unit(f"{f}::test") for f in readers}
+    assert len(units) == 1, f"the graded class is read on different workers: {sorted(readers)}"
+    judge = (ROOT / "tests" / "test_online_judge.py").read_text(encoding="utf-8")
+    assert "tempfile.tempdir = " in judge and "_ours_or_orphaned" in judge

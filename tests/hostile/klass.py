@@ -453,7 +453,7 @@ def grade_class(d: pathlib.Path) -> dict:
     grader_tmp = tempfile.mkdtemp(prefix="lanes-class-tmp-")
     os.chmod(grader_tmp, 0o711)
     args = [subs, "--roster", roster, "--json", out / "report.json", "--csv", out / "gradebook.csv",
-            "--feedback", out / "feedback", "--jobs", "2", "--timeout", "120"]
+            "--feedback", out / "feedback", "--jobs", "3", "--timeout", "120"]
     try:
         result = run(args, grader_tmp)
     finally:
