@@ -9,7 +9,6 @@ chapters' outputs.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
 import linecache
@@ -23,6 +22,7 @@ import nbformat
 import numpy as np
 import pytest
 
+from hostile import klass
 from lanes.exercises.variants import TEST_SECRET, student_token
 from lanes.exercises import Choice, Float, FormError, Int, Seq, Str, all_sets, get_set, public_check, to_plain, variant
 
@@ -33,20 +33,7 @@ NOTEBOOKS = ROOT / "notebooks"
 STUDENTS = ("alice", "bob", "carol")
 
 
-def _assign_module():
-    spec = importlib.util.spec_from_file_location("assign_exercises", ROOT / "scripts" / "assign_exercises.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _masters() -> list[pathlib.Path]:
-    """Sets with a master notebook and an answer key (the instructor's checkout)."""
-    return [SOLUTIONS / s / f"{s}.ipynb" for s in all_sets()
-            if (SOLUTIONS / s / f"{s}.ipynb").is_file() and (SOLUTIONS / s / "key.py").is_file()]
-
-
-MASTERS = _masters()
+MASTERS = klass.masters()
 needs_solutions = pytest.mark.skipif(not MASTERS, reason="no solutions/ in this checkout (student repository)")
 
 
@@ -126,7 +113,7 @@ def test_every_chapter_has_a_set_and_there_are_at_least_40_questions():
 @needs_solutions
 @pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.parent.name)
 def test_master_matches_its_spec(master):
-    _assign_module().check_against_spec(master)  # SystemExit on a mismatch
+    klass.assign().check_against_spec(master)  # SystemExit on a mismatch
 
 
 def _options(master: pathlib.Path) -> dict[str, tuple[dict[str, str], str]]:
@@ -374,7 +361,7 @@ def _solution_answers(master: pathlib.Path, student: str) -> dict:
     """The answers of ``master``'s solution code for ``student``, run here (registered in
     ``linecache``, so that code reading its own source back, such as ``source_of``, works)."""
     ns: dict = {}
-    for i, cell in enumerate(_assign_module().solution_notebook(master, student).cells):
+    for i, cell in enumerate(klass.assign().solution_notebook(master, student).cells):
         if cell.cell_type == "code":
             name = f"<{master.stem} cell {i}>"
             linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(True), name)
@@ -388,7 +375,7 @@ def _default_answers() -> dict[str, dict]:
     Open-ended questions (``Question.open_ended``: a design choice judged by a scoring
     function, such as the capstone's configuration) have no single answer and are left out.
     """
-    assign = _assign_module()
+    assign = klass.assign()
     out = {}
     for master in MASTERS:
         ns: dict = {}
