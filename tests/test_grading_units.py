@@ -259,3 +259,14 @@ def test_merge_refuses_a_missing_shard(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(rep))
     proc = _grade("merge", tmp_path / "a.json", "--json", tmp_path / "m.json")
     assert proc.returncode == 2 and "exactly once" in proc.stderr
+
+
+def test_the_grader_starts_without_otter_or_the_iri_grammars():
+    """Every grading run starts grade.py and the judge: Otter and jsonschema's IRI grammars
+    (rfc3987_syntax) would cost seconds each time; nbformat itself is needed."""
+    grade = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "grade.py"
+    code = (f"import runpy, sys; sys.argv = [{str(grade)!r}, '--help']\n"
+            "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('nbformat', 'otter', 'lark') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "['nbformat']", out.stdout[-2000:] + out.stderr[-2000:]

@@ -135,3 +135,12 @@ class TestLightImports:
         code = "import sys, lanes; lanes.simulate; print(sorted(m for m in ('numpy','pandas','matplotlib','ipywidgets') if m in sys.modules))"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+    def test_import_lanes_exercises_loads_neither_otter_nor_nbformat(self):
+        """The variant cell, the grading box and the judge import ``lanes.exercises``: Otter and
+        nbformat (with jsonschema) cost seconds there, and only a public check needs Otter,
+        which is loaded by then."""
+        code = ("import sys, lanes.exercises; lanes.exercises.variant('01_slots_and_littles_law', ''); "
+                "print(sorted(m for m in ('otter', 'nbformat', 'jsonschema') if m in sys.modules))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == "[]", out.stdout + out.stderr
