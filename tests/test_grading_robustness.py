@@ -134,7 +134,7 @@ def test_limits_hold(tmp_path):
     nbformat.write(with_cell(base, f"import subprocess\nprocs = [subprocess.Popen(['sleep', '31.5', {MARK!r}])"
                                    " for _ in range(200)]"), tmp_path / "procs.ipynb")
     t0 = time.monotonic()
-    _, data, before = _grade([tmp_path], report, "--student", "bob", "--timeout", "30", "--cpu-limit", "8",
+    _, data, before = _grade([tmp_path], report, "--student", "bob", "--timeout", "15", "--cpu-limit", "3",
                              "--memory-mb", "1536", "--max-procs", "48", "--jobs", "5")
     assert time.monotonic() - t0 < 120
     subs = _by_name(data, None)
