@@ -4,7 +4,7 @@ A chapter's markdown cell that shows computed numbers keeps two forms:
 
 * ``cell.metadata.lanes.prose``, the *template*: the text with a placeholder
   ``{{name}}`` or ``{{name:spec}}`` wherever a number goes, ``name`` being a
-  value the chapter glued (``myst_nb.glue(name, value, display=False)``) and
+  value the chapter glued (:func:`glue`) and
   ``spec`` a Python format specification (``.0%``, ``.2f``, ``,``);
 * ``cell.source``, the *rendering*: the template with every placeholder
   replaced by ``format(value, spec)``.
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-__all__ = ["Placeholder", "placeholders", "render", "glued_values", "render_notebook",
+__all__ = ["glue", "Placeholder", "placeholders", "render", "glued_values", "render_notebook",
            "check_notebook", "PLACEHOLDER", "Bound", "bounds", "check_bounds", "Literal",
            "literal_numbers", "check_literals", "check_prose"]
 
@@ -35,7 +35,31 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::([^{}]*))?\}\}"
 
 _META_KEY = "lanes"
 _TEMPLATE_KEY = "prose"
-_RECORD_MIME = "application/papermill.record/text/plain"
+_RECORD_PREFIX = "application/papermill.record/"
+_RECORD_MIME = _RECORD_PREFIX + "text/plain"
+
+
+def glue(name: str, value: Any, display: bool = False) -> None:
+    """Record ``value`` under ``name`` in the running cell's outputs, for the prose.
+
+    Writes the output ``myst_nb.glue`` writes (a display-data output whose
+    metadata carries ``scrapbook: {name, mime_prefix}``), so the book, this
+    module and the tests read it alike; unlike importing ``myst_nb.glue``,
+    which loads nbformat and jsonschema (seconds at a kernel's start), this
+    needs only IPython, which every kernel has. ``display=True`` shows the
+    value too; by default it is only recorded.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier (got {name!r})")
+    if type(display) is not bool:
+        raise ValueError(f"display must be True or False (got {display!r})")
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as show
+
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else _RECORD_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    show({prefix + mime: data for mime, data in bundle.items()}, raw=True, metadata=metadata)
 
 
 @dataclass(frozen=True)

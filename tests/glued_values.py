@@ -1,6 +1,6 @@
 """Read the numbers a committed chapter computes for its prose.
 
-Chapters glue each number their text shows (``myst_nb.glue``) and keep the
+Chapters glue each number their text shows (``lanes.prose.glue``) and keep the
 text as a template (``metadata.lanes.prose``) rendered from those values by
 ``scripts/run_notebooks.py`` (see :mod:`lanes.prose`). The claims tests
 compute each claim with ``lanes`` and check it against these values, and

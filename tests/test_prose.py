@@ -267,3 +267,51 @@ class TestBoundWords:
         nb = {"cells": [{"cell_type": "markdown", "metadata": {},
                          "source": "In chapter 3, seed 7, `reserve:16` and $c = 64$ hold; M/M/1; 41 slots."}]}
         assert [lit.text for lit in prose.literal_numbers(nb)] == ["41"]
+
+
+class TestGlue:
+    """``lanes.prose.glue`` records what ``myst_nb.glue`` records, without its imports."""
+
+    @staticmethod
+    def _published(glue, *args, **kwargs) -> list:
+        from IPython.core.displaypub import DisplayPublisher
+        from IPython.core.interactiveshell import InteractiveShell
+
+        seen = []
+
+        class Recorder(DisplayPublisher):
+            def publish(self, data, metadata=None, **kw):
+                seen.append((data, metadata))
+
+        shell = InteractiveShell.instance()
+        old, shell.display_pub = shell.display_pub, Recorder()
+        try:
+            glue(*args, **kwargs)
+        finally:
+            shell.display_pub = old
+        return seen
+
+    @pytest.mark.parametrize("value", [3, 0.1234, "abc", (1, 2), [1.5, "x"], True])
+    @pytest.mark.parametrize("display", [False, True])
+    def test_same_output_as_myst_nb(self, value, display):
+        myst_glue = pytest.importorskip("myst_nb").glue
+        ours = self._published(prose.glue, "x", value, display=display)
+        assert ours == self._published(myst_glue, "x", value, display=display)
+        assert len(ours) == 1 and ours[0][1]["scrapbook"]["name"] == "x"
+
+    def test_a_glued_value_reads_back(self):
+        (data, metadata), = self._published(prose.glue, "busy", 27.5)
+        nb = {"cells": [{"cell_type": "code", "outputs": [
+            {"output_type": "display_data", "data": data, "metadata": metadata}]}]}
+        assert prose.glued_values(nb) == {"busy": 27.5}
+
+    @pytest.mark.parametrize("name", ["", "two words", 7, None])
+    def test_a_bad_name_is_refused(self, name):
+        with pytest.raises(ValueError, match="name must be a Python identifier"):
+            prose.glue(name, 1)
+
+    def test_chapters_glue_without_myst_nb(self):
+        """myst_nb.glue loads nbformat and jsonschema: seconds at every chapter's start."""
+        offenders = [p.name for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+                     if "myst_nb" in p.read_text(encoding="utf-8")]
+        assert offenders == []
