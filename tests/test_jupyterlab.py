@@ -163,7 +163,7 @@ async ({path, waitKernel, kernelId}) => {
   };
   for (let i = 0; i < 200; i++) {
     const md = nb.widgets.filter(c => c.model.type === 'markdown');
-    if (md.length && md.every(rendered)) break;
+    if (nb.widgets.length && md.every(rendered)) break;  // (a notebook may have no markdown)
     await sleep(100);
   }
   if (waitKernel) {
