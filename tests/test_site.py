@@ -417,6 +417,23 @@ class TestInBrowser:
 
 
 
+PHONE = {"width": 390, "height": 844}
+
+# Runs in the page: how far the page scrolls sideways, and the elements that stick out.
+_OVERFLOW_JS = """
+() => {
+  const root = document.documentElement;
+  const limit = root.clientWidth + 1;
+  const wide = Array.from(document.querySelectorAll('body *'))
+    .filter(e => e.getBoundingClientRect().right > limit && e.checkVisibility())
+    .filter(e => !Array.from(e.children).some(c => c.getBoundingClientRect().right > limit))
+    .slice(0, 3)
+    .map(e => `${e.tagName.toLowerCase()}.${String(e.className).split(' ')[0]} "${(e.textContent || '').trim().slice(0, 40)}"`);
+  return {scroll: root.scrollWidth - root.clientWidth, wide};
+}
+"""
+
+
 # --------------------------------------------------------------------------
 # Offline: every page from file://, no network at all
 # --------------------------------------------------------------------------
@@ -431,6 +448,8 @@ class OfflineReport:
     blocked: list[str] = field(default_factory=list)
     failed_files: list[str] = field(default_factory=list)
     error: str = ""
+    #: How far the page scrolls sideways at PHONE width, px, and what sticks out (None: not measured).
+    sideways: dict | None = None
 
 
 # Runs in the page: wait for MathJax (when the page loads it) to finish, then
@@ -463,7 +482,9 @@ def offline_crawl(built_site: pathlib.Path) -> dict[str, OfflineReport]:
     reports: dict[str, OfflineReport] = {}
     with sync_playwright() as pw:
         browser = _launch_chromium(pw)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        # A phone's screen: the pages are read offline the way a phone would show them, so the
+        # same visit also measures sideways scrolling (test_no_page_scrolls_sideways_on_a_phone).
+        context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
         current: list[OfflineReport] = []
 
         def route(r):
@@ -500,6 +521,8 @@ def offline_crawl(built_site: pathlib.Path) -> dict[str, OfflineReport]:
                 report.maths, report.typeset, report.raw_tex = (
                     found["maths"], found["typeset"], found["raw"]
                 )
+                if rel != "index.html":  # (the redirect stub: its page is measured as itself)
+                    report.sideways = page.evaluate(_OVERFLOW_JS)  # after the maths is typeset
             except Exception as exc:  # noqa: BLE001 - reported per page below
                 report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
             reports[rel] = report
@@ -597,44 +620,18 @@ class TestBuiltHtml:
 # On a phone (390 px), the 404 page anywhere, and alt text
 # --------------------------------------------------------------------------
 
-PHONE = {"width": 390, "height": 844}
-
-# Runs in the page: how far the page scrolls sideways, and the elements that stick out.
-_OVERFLOW_JS = """
-() => {
-  const root = document.documentElement;
-  const limit = root.clientWidth + 1;
-  const wide = Array.from(document.querySelectorAll('body *'))
-    .filter(e => e.getBoundingClientRect().right > limit && e.checkVisibility())
-    .filter(e => !Array.from(e.children).some(c => c.getBoundingClientRect().right > limit))
-    .slice(0, 3)
-    .map(e => `${e.tagName.toLowerCase()}.${String(e.className).split(' ')[0]} "${(e.textContent || '').trim().slice(0, 40)}"`);
-  return {scroll: root.scrollWidth - root.clientWidth, wide};
-}
-"""
 
 
-def test_no_page_scrolls_sideways_on_a_phone(built_site, site_url):
-    """At 390 px no page is wider than the screen: inline code wraps, wide things scroll in their box."""
-    from playwright.sync_api import sync_playwright
+def test_no_page_scrolls_sideways_on_a_phone(offline_crawl, built_site):
+    """At 390 px no page is wider than the screen: inline code wraps, wide things scroll in their box.
 
-    host = urllib.parse.urlsplit(site_url).netloc
-    problems = []
-    with sync_playwright() as pw:
-        browser = _launch_chromium(pw)
-        context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
-        context.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).netloc == host
-                      else r.abort())
-        page = context.new_page()
-        page.set_default_timeout(PAGE_TIMEOUT_MS)
-        for rel in html_pages(built_site):
-            if rel in SERVER_PAGES or rel == "index.html":
-                continue
-            page.goto(site_url + rel, wait_until="load")
-            found = page.evaluate(_OVERFLOW_JS)
-            if found["scroll"] > 1:
-                problems.append(f"{rel}: scrolls {found['scroll']} px sideways; widest: {found['wide']}")
-        browser.close()
+    Measured in the offline crawl, which opens every page on a phone-sized mobile screen.
+    """
+    measured = {rel: r.sideways for rel, r in offline_crawl.items() if r.sideways is not None}
+    expected = [p for p in html_pages(built_site) if p not in SERVER_PAGES and p != "index.html"]
+    assert sorted(measured) == expected
+    problems = [f"{rel}: scrolls {found['scroll']} px sideways; widest: {found['wide']}"
+                for rel, found in measured.items() if found["scroll"] > 1]
     _fail_listing("pages scroll sideways at 390 px", problems)
 
 
