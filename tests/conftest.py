@@ -104,6 +104,24 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=key)  # stable: the tests of one file stay in collection order
 
 
+#: When set, every test's worker, start and end (seconds since the epoch) and node id are
+#: appended to this file, one tab-separated line each: where a parallel run waits shows there.
+TIMELINE = os.environ.get("LANES_TEST_TIMELINE")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Record the test's span in LANES_TEST_TIMELINE (setup, call and teardown together)."""
+    import time
+
+    start = time.time()
+    yield
+    if TIMELINE:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(TIMELINE, "a", encoding="utf-8") as f:
+            f.write(f"{worker}\t{start:.3f}\t{time.time():.3f}\t{item.nodeid}\n")
+
+
 def _run_id() -> str | None:
     """The id that every xdist worker of one run shares; None without xdist."""
     return os.environ.get("PYTEST_XDIST_TESTRUNUID")

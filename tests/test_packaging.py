@@ -446,7 +446,10 @@ def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
     empty = tmp_path / "no_tests_here"
     empty.mkdir()
     proc = subprocess.run(
-        [str(ROOT / "scripts" / "test.sh"), str(empty), "-q", "-p", "no:cacheprovider"],
+        # (without the notebook plugin's options: there is no notebook to check, and nbval's
+        # imports would take most of the time)
+        [str(ROOT / "scripts" / "test.sh"), str(empty), "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         "-p", "no:nbval"],
         capture_output=True, text=True, check=False, cwd=ROOT, timeout=300,
         env=_clean_env(PYTHON=sys.executable, LANES_TEST_WORKERS="1"),  # through xdist, one worker
     )
