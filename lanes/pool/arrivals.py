@@ -15,14 +15,15 @@ import random
 import re
 from array import array
 from collections import Counter
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, chain, compress, repeat
-from operator import add, sub
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, mul, sub
 from typing import Callable, Iterable
 
 from .. import _checks
-from .scenario import Scenario
+from .scenario import MAX_SERIES_ARRIVALS, MAX_SERIES_HOURS, Scenario
 
 
 def rate_curve(scenario: Scenario) -> list[float]:
@@ -32,6 +33,7 @@ def rate_curve(scenario: Scenario) -> list[float]:
     ``peak_rate`` halfway through, back to the trough at the end.
     """
     _checks.instance("scenario", scenario, Scenario)
+    _refuse_long("rate_curve lists one rate per tick", scenario)
     return _rates(scenario.trough_rate, scenario.peak_rate, scenario.ticks)
 
 
@@ -131,6 +133,12 @@ class _Words:
     def __len__(self) -> int:
         return len(self.raw) // 4
 
+    def drop(self, n: int) -> None:
+        """Forget the first ``n`` words (used already): word ``n`` becomes word 0."""
+        if n:
+            self.raw = self.raw[4 * n :]
+            self.words = memoryview(self.raw).cast("I") if _NATIVE_WORDS else _unpack(self.raw)
+
     def accepted(self, lo: int, hi: int, start: int, stop: int) -> tuple[bytes, bytes | list[int]]:
         """Where ``randint(lo, hi)`` accepts among words ``[start, stop)``, and what it returns.
 
@@ -212,70 +220,211 @@ def _draw_with_words(
     inter_service_s: tuple[int, int],
 ) -> tuple[list[int], list[int], list[int]]:
     """The backlog, the arrivals per tick and their service times, from words drawn ahead."""
-    blo, bhi = batch_service_s
-    ilo, ihi = inter_service_s
-    bn, inn = bhi - blo + 1, ihi - ilo + 1
-    # Words expected: a randint uses 2**k / n words on average, a uniform two.
-    # A few percent spare; more are drawn if they run out.
-    for_backlog = int(1.02 * n_backlog * (1 << bn.bit_length()) / bn) + 64
-    for_ticks = int(2 * len(rates) + 1.05 * sum(rates) * (1 << inn.bit_length()) / inn) + 64
-    words = _Words(rng, for_backlog + for_ticks)
-
-    # The backlog: the first n_backlog accepted draws.
-    while True:
-        ok, values = words.accepted(blo, bhi, 0, for_backlog)
-        if len(values) >= n_backlog:
-            break
-        words.more(for_backlog)
-        for_backlog *= 2
-    p = _after(ok, 0, n_backlog) if n_backlog else 0
-    backlog = list(values[:n_backlog])
-
-    # The ticks.  From word p on, ``ok[i]`` says whether word p + i would be
-    # accepted and ``values[j]`` is the j-th accepted value; q walks the words
-    # and j the accepted values.
-    ok, values = words.accepted(ilo, ihi, p, len(words))
-    w = words.words[p:]
-    counts: list[int] = []
-    service: list[int] = []
-    q = j = 0
-    n_ok = len(ok)
-    for lam in rates:
-        if q + 2 > n_ok:
-            ok, values, w = _more_words(words, p, ok, values, ilo, ihi, len(rates))
-            n_ok = len(ok)
-        # the tick's uniform number: two words, whatever randint would make of them
-        u = ((w[q] >> 5) * 67108864.0 + (w[q + 1] >> 6)) * (1.0 / 9007199254740992.0)
-        j += ok[q] + ok[q + 1]
-        q += 2
-        # Poisson(lam) by inverse CDF, term by term, as the anchor program does.
-        if u < 0.999999:
-            k = 0
-            term = cum = _exp(-lam)
-            while u > cum:
-                k += 1
-                term *= lam / k
-                cum += term
-        else:  # so close to 1 that rounding may stop the sum short of u
-            k = _poisson_count(lam, u)
-        counts.append(k)
-        if k:  # k service times: the next k accepted words
-            skip = _skip[k]
-            while (m := skip(ok, q)) is None:
-                ok, values, w = _more_words(words, p, ok, values, ilo, ihi, 8 * k)
-                n_ok = len(ok)
-            service += values[j : j + k]
-            j += k
-            q = m.end()
-    return backlog, counts, service
+    draws = TickDraws(rng, n_backlog, batch_service_s, inter_service_s, words=True, rates=rates)
+    counts, service = draws.ticks(rates)
+    return draws.backlog, counts, service
 
 
-def _more_words(words: _Words, p: int, ok: bytes, values: list[int], lo: int, hi: int, n: int):
-    """Draw ``n`` more words and extend ``ok``, ``values`` and the words from ``p``."""
-    old = len(words)
-    words.more(n + 64)
-    more_ok, more_values = words.accepted(lo, hi, old, len(words))
-    return ok + more_ok, values + more_values, words.words[p:]
+#: Slack on the tables' partial sums: far above the rounding of the sums
+#: themselves (a few ulps of 1), far below the width of a word's interval.
+_SLACK = 1e-11
+
+
+def _poisson_tables(lam_lo: float, lam_hi: float) -> tuple[list[int], list[int]]:
+    """Word thresholds that fix a tick's Poisson count for every rate in ``[lam_lo, lam_hi]``.
+
+    A tick's uniform number is ``u = ((a >> 5) * 2**26 + (b >> 6)) / 2**53`` for
+    its two words a, b, so the first word alone puts ``u`` in an interval of
+    width 2**-27.  The count is the number of partial sums ``cum_i`` (summed
+    exactly as :func:`_poisson_count` sums them) below ``u``; each ``cum_i``
+    falls as the rate rises.  ``k = bisect_right(sure, a)`` counts the sums
+    below ``u`` at every rate of the range; if also ``a < maybe[k]``, sum k is
+    at or above ``u`` at every rate, so k is the count.  Otherwise (a word
+    near a threshold, or beyond the tables: ``maybe`` ends with 0) the caller
+    sums the terms at the tick's own rate.
+    """
+    sure, maybe = [], []
+    for lam, out, sign in ((lam_lo, sure, 1), (lam_hi, maybe, -1)):
+        term = cum = _exp(-lam)
+        k = 0
+        while True:
+            x = (cum + sign * _SLACK) * 134217728.0  # in units of 2**-27
+            out.append((math.floor(x) + 1) << 5 if sign > 0 else math.floor(x) << 5)
+            if cum > 0.9999995 or k >= _MAX_POISSON_TERMS - 1:
+                break
+            k += 1
+            term *= lam / k
+            cum += term
+    n = min(len(sure), len(maybe))
+    return sure[:n], maybe[:n] + [0]
+
+
+def _block_ticks(rates: list[float]) -> int:
+    """Ticks per pair of tables: long where the rate barely moves, short where it moves fast.
+
+    A pair of tables costs about as much as a dozen exact sums, and a tick
+    needs one when its word falls where the block's rates disagree, a share
+    of about the rate's change over the block.
+    """
+    if len(rates) < 2:
+        return 64
+    slope = (max(rates) - min(rates)) / len(rates)
+    if slope <= 0:
+        return 8192
+    return max(32, min(8192, int((12 / slope) ** 0.5)))
+
+
+class TickDraws:
+    """The generator's draws in the anchor program's order, read a stretch of ticks at a time.
+
+    The backlog's service times are drawn first (:attr:`backlog`); each call
+    of :meth:`ticks` then draws the next ticks, continuing where the last call
+    stopped, so drawing a window in pieces gives the same numbers as drawing
+    it whole.  Words already used are dropped, so memory stays bounded by one
+    piece.  ``words=False`` makes the library's own calls instead (the same
+    numbers, one call at a time).
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        n_backlog: int,
+        batch_service_s: tuple[int, int],
+        inter_service_s: tuple[int, int],
+        *,
+        words: bool,
+        rates: list[float] | None = None,
+    ) -> None:
+        self.rng = rng
+        self.inter_service_s = inter_service_s
+        self.use_words = words
+        if not words:
+            self.backlog = [rng.randint(*batch_service_s) for _ in range(n_backlog)]
+            return
+        blo, bhi = batch_service_s
+        bn = bhi - blo + 1
+        # Words expected: a randint uses 2**k / n words on average, a uniform two.
+        # A few percent spare; more are drawn if they run out.
+        for_backlog = int(1.02 * n_backlog * (1 << bn.bit_length()) / bn) + 64
+        words_ = _Words(rng, for_backlog + (self._expect(rates) if rates else 0))
+        while True:  # the backlog: the first n_backlog accepted draws
+            ok, values = words_.accepted(blo, bhi, 0, for_backlog)
+            if len(values) >= n_backlog:
+                break
+            words_.more(for_backlog)
+            for_backlog *= 2
+        p = _after(ok, 0, n_backlog) if n_backlog else 0
+        self.backlog = list(values[:n_backlog])
+        self._words = words_
+        # From word p on: ok[i] says whether word p + i would be accepted,
+        # values[r] is the value of the r-th accepted word and at[r] the place
+        # after it (the last two words left out, so a tick that ends at an
+        # accepted word leaves two words for the next one's uniform number).
+        self._p = p
+        self._ok, self._values = words_.accepted(*inter_service_s, p, len(words_))
+        self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
+        self._q = self._j = 0
+
+    def _expect(self, rates: list[float]) -> int:
+        """Words the ticks at ``rates`` should need, with a few percent spare."""
+        ilo, ihi = self.inter_service_s
+        n = ihi - ilo + 1
+        return int(2 * len(rates) + 1.05 * sum(rates) * (1 << n.bit_length()) / n) + 64
+
+    def _more(self, n: int) -> None:
+        """Drop the words used so far and draw ``n`` more (plus a few)."""
+        words_, q = self._words, self._q
+        words_.drop(self._p + q)
+        self._ok, self._values = self._ok[q:], self._values[self._j :]
+        old = len(words_)
+        words_.more(n + 64)
+        more_ok, more_values = words_.accepted(*self.inter_service_s, old, len(words_))
+        self._ok += more_ok
+        self._values = self._values + more_values
+        self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
+        self._p = self._q = self._j = 0
+
+    def ticks(self, rates: list[float]) -> tuple[list[int], list[int]]:
+        """Draw the next ``len(rates)`` ticks at these rates (requests per second).
+
+        Returns the arrivals at each tick and the service time of each
+        arrival, seconds, in order.
+
+        The walk over ticks is the one Python loop left; it keeps two places,
+        q (the word where the tick starts) and j (the accepted words before
+        q).  A tick takes two words for its uniform number, of which d = 0, 1
+        or 2 happen to be acceptable randint words, then its k arrivals take
+        the next k accepted words: the tick ends just after accepted word
+        j + d + k - 1, and those k values are its service times.  The
+        first word alone fixes k for nearly every tick (see
+        :func:`_poisson_tables`); the sum over terms is made only near a
+        threshold.
+        """
+        if not self.use_words:
+            uniform, randint, lo, hi = self.rng.random, self.rng.randint, *self.inter_service_s
+            counts: list[int] = []
+            service: list[int] = []
+            for lam in rates:
+                k = _poisson_count(lam, uniform())
+                counts.append(k)
+                service += [randint(lo, hi) for _ in range(k)]
+            return counts, service
+        want = self._expect(rates)
+        if len(self._ok) - self._q < want:
+            self._more(want)
+        counts = []
+        service = bytearray() if type(self._values) is bytes else []
+        append = counts.append
+        tables = _poisson_tables
+        br = bisect_right
+        q, j = self._q, self._j
+        ok, at, values, w = self._ok, self._at, self._values, self._words.words[self._p :]
+        n_ok, n_at = len(ok), len(at)
+        step = _block_ticks(rates)
+        for b0 in range(0, len(rates), step):
+            block = rates[b0 : b0 + step]
+            sure, maybe = tables(min(block), max(block))
+            for lam in block:
+                if q + 2 > n_ok:  # out of words: draw more
+                    self._q, self._j = q, j
+                    self._more(8 + self._expect(rates[b0:]) // 4)
+                    q = j = 0
+                    ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                    n_ok, n_at = len(ok), len(at)
+                a = w[q]
+                k = br(sure, a)
+                if a >= maybe[k]:  # near a threshold: sum at this tick's rate
+                    u = ((a >> 5) * 67108864.0 + (w[q + 1] >> 6)) * (1.0 / 9007199254740992.0)
+                    # Poisson(lam) by inverse CDF, term by term, as the anchor program does.
+                    if u < 0.999999:
+                        k = 0
+                        term = cum = _exp(-lam)
+                        while u > cum:
+                            k += 1
+                            term *= lam / k
+                            cum += term
+                    else:  # so close to 1 that rounding may stop the sum short of u
+                        k = _poisson_count(lam, u)
+                j += ok[q] + ok[q + 1]  # the uniform's words that randint would accept
+                if k:  # the tick's service times: the next k accepted words
+                    while j + k > n_at:  # not enough accepted words ahead: draw more
+                        j -= ok[q] + ok[q + 1]
+                        self._q, self._j = q, j
+                        self._more(8 * k + self._expect(rates[b0:]) // 4)
+                        q = 0
+                        ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                        n_ok, n_at = len(ok), len(at)
+                        j = ok[0] + ok[1]
+                    service += values[j : j + k]
+                    j += k
+                    q = at[j - 1]  # just after the last of them
+                else:
+                    q += 2
+                append(k)
+        self._q, self._j = q, j
+        return counts, list(service) if type(service) is bytearray else service
+
+
 
 
 def _draw_with_calls(
@@ -377,15 +526,27 @@ class ArrivalStream:
         return tuple(map(sub, self.arrived_by, ended))
 
 
+def _refuse_long(what: str, scenario: Scenario) -> None:
+    """Refuse a call that keeps something per tick or per arrival for a long window."""
+    if scenario.is_long:
+        raise ValueError(
+            f"hours: {what}, so the window must be at most {MAX_SERIES_HOURS} h "
+            f"and expect at most {MAX_SERIES_ARRIVALS} interactive arrivals (got hours={_checks.show(scenario.hours)}, "
+            f"{scenario.expected_arrivals:.0f} expected); lanes.run_table and lanes.simulate summarise longer windows"
+        )
+
+
 def draw_stream(scenario: Scenario) -> ArrivalStream:
     """Draw the backlog and the interactive arrivals for ``scenario``.
 
     The draws depend only on the seed, the window, the backlog, the service
     ranges and the rates, never on the pool size, the preemption cost or the
     policy; the last few streams are kept, so an explorer that moves one of
-    those knobs re-uses its draws.
+    those knobs re-uses its draws.  The stream holds every arrival, so the
+    window may not be a long one (:attr:`Scenario.is_long`).
     """
     _checks.instance("scenario", scenario, Scenario)
+    _refuse_long("draw_stream keeps every arrival", scenario)
     return _draw(
         scenario.seed,
         scenario.ticks,
@@ -395,6 +556,14 @@ def draw_stream(scenario: Scenario) -> ArrivalStream:
         scenario.trough_rate,
         scenario.peak_rate,
     )
+
+
+def words_agree() -> bool:
+    """True when the fast word recipes may be used (checked once per process)."""
+    global _WORDS_OK
+    if _WORDS_OK is None:
+        _WORDS_OK = _words_agree()
+    return _WORDS_OK
 
 
 @lru_cache(maxsize=8)
@@ -407,15 +576,22 @@ def _draw(
     trough_rate: float,
     peak_rate: float,
 ) -> ArrivalStream:
-    global _WORDS_OK
-    if _WORDS_OK is None:
-        _WORDS_OK = _words_agree()
     rng = random.Random(seed)
     rates = _rates(trough_rate, peak_rate, ticks)
-    draw = _draw_with_words if _WORDS_OK else _draw_with_calls
+    draw = _draw_with_words if words_agree() else _draw_with_calls
     backlog, counts, service = draw(rng, rates, n_backlog, batch_service_s, inter_service_s)
+    return stream_from(backlog, counts, service, inter_service_s[1])
+
+
+def stream_from(backlog: list[int], counts: list[int], service: list[int], max_service_s: int) -> ArrivalStream:
+    """The :class:`ArrivalStream` of drawn numbers: backlog, arrivals per tick, their service times.
+
+    The window is ``len(counts)`` ticks; ``max_service_s`` is the longest
+    interactive service time the draws allow, seconds.
+    """
+    ticks = len(counts)
     when = tuple(chain.from_iterable(map(repeat, range(ticks), counts)))
-    ends_at = [0] * (ticks + inter_service_s[1] + 1)
+    ends_at = [0] * (ticks + max_service_s + 1)
     for end, n in Counter(map(add, when, service)).items():
         ends_at[end] = n
     return ArrivalStream(
