@@ -259,6 +259,57 @@ def _poisson_tables(lam_lo: float, lam_hi: float) -> tuple[list[int], list[int]]
     return sure[:n], maybe[:n] + [0]
 
 
+class RateCurve:
+    """Ticks ``[t0, t1)`` of the raised cosine over a window of ``ticks`` ticks, as a sequence of rates.
+
+    ``curve[i]`` is the rate at tick ``t0 + i`` in requests per second, the
+    same number :func:`_rates` gives; nothing is stored per tick.
+    """
+
+    def __init__(self, lo: float, hi: float, ticks: int, t0: int, t1: int) -> None:
+        self.lo, self.hi, self.ticks, self.t0, self.t1 = lo, hi, ticks, t0, t1
+        self.span = hi - lo
+
+    def __len__(self) -> int:
+        return self.t1 - self.t0
+
+    def __getitem__(self, i: int) -> float:
+        t = self.t0 + i
+        return self.lo + self.span * (1 - math.cos(2 * math.pi * t / self.ticks)) / 2  # as in _rates
+
+    def __iter__(self):
+        return iter(_rates(self.lo, self.hi, self.ticks, range(self.t0, self.t1)))
+
+    def bounds(self, i0: int, i1: int) -> tuple[float, float]:
+        """Least and greatest rate over ``curve[i0:i1]``.
+
+        The curve rises to the middle of the window and falls after it, so
+        both are at an end of the stretch or at the middle (rounding may
+        put a neighbour an ulp beyond: the tables' slack covers that).
+        """
+        a, b = self.t0 + i0, self.t0 + i1 - 1
+        ts = {a, b} | {m for m in (self.ticks // 2, (self.ticks + 1) // 2) if a <= m <= b}
+        rates = [self[t - self.t0] for t in ts]
+        return min(rates), max(rates)
+
+    def most_arrivals(self) -> float:
+        """At least the arrivals expected over the stretch."""
+        return len(self) * self.bounds(0, len(self))[1] if len(self) else 0.0
+
+    def block_ticks(self) -> int:
+        """Ticks per pair of tables (see :func:`_block_ticks`), from the curve's steepest slope."""
+        slope = self.span * math.pi / self.ticks
+        return 8192 if slope <= 0 else max(32, min(8192, int((12 / slope) ** 0.5)))
+
+
+def _list_bounds(rates: list[float]) -> Callable[[int, int], tuple[float, float]]:
+    def bounds(i0: int, i1: int) -> tuple[float, float]:
+        block = rates[i0:i1]
+        return min(block), max(block)
+
+    return bounds
+
+
 def _block_ticks(rates: list[float]) -> int:
     """Ticks per pair of tables: long where the rate barely moves, short where it moves fast.
 
@@ -325,11 +376,12 @@ class TickDraws:
         self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
         self._q = self._j = 0
 
-    def _expect(self, rates: list[float]) -> int:
+    def _expect(self, rates: "list[float] | RateCurve") -> int:
         """Words the ticks at ``rates`` should need, with a few percent spare."""
         ilo, ihi = self.inter_service_s
         n = ihi - ilo + 1
-        return int(2 * len(rates) + 1.05 * sum(rates) * (1 << n.bit_length()) / n) + 64
+        total = rates.most_arrivals() if isinstance(rates, RateCurve) else sum(rates)
+        return int(2 * len(rates) + 1.05 * total * (1 << n.bit_length()) / n) + 64
 
     def _more(self, n: int) -> None:
         """Drop the words used so far and draw ``n`` more (plus a few)."""
@@ -344,9 +396,11 @@ class TickDraws:
         self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
         self._p = self._q = self._j = 0
 
-    def ticks(self, rates: list[float]) -> tuple[list[int], list[int]]:
+    def ticks(self, rates: "list[float] | RateCurve") -> tuple[list[int], list[int]]:
         """Draw the next ``len(rates)`` ticks at these rates (requests per second).
 
+        ``rates`` is a list, or a :class:`RateCurve` (a stretch of the raised
+        cosine, whose rates are worked out only where a tick needs its own).
         Returns the arrivals at each tick and the service time of each
         arrival, seconds, in order.
 
@@ -380,20 +434,25 @@ class TickDraws:
         q, j = self._q, self._j
         ok, at, values, w = self._ok, self._at, self._values, self._words.words[self._p :]
         n_ok, n_at = len(ok), len(at)
-        step = _block_ticks(rates)
-        for b0 in range(0, len(rates), step):
-            block = rates[b0 : b0 + step]
-            sure, maybe = tables(min(block), max(block))
-            for lam in block:
+        n_ticks = len(rates)
+        if isinstance(rates, RateCurve):
+            step, bounds, rate = rates.block_ticks(), rates.bounds, rates.__getitem__
+        else:
+            step, bounds, rate = _block_ticks(rates), _list_bounds(rates), rates.__getitem__
+        for b0 in range(0, n_ticks, step):
+            b1 = min(b0 + step, n_ticks)
+            sure, maybe = tables(*bounds(b0, b1))
+            for t in range(b0, b1):
                 if q + 2 > n_ok:  # out of words: draw more
                     self._q, self._j = q, j
-                    self._more(8 + self._expect(rates[b0:]) // 4)
+                    self._more(8 + self._expect(rates) // 4)
                     q = j = 0
                     ok, at, values, w = self._ok, self._at, self._values, self._words.words
                     n_ok, n_at = len(ok), len(at)
                 a = w[q]
                 k = br(sure, a)
                 if a >= maybe[k]:  # near a threshold: sum at this tick's rate
+                    lam = rate(t)
                     u = ((a >> 5) * 67108864.0 + (w[q + 1] >> 6)) * (1.0 / 9007199254740992.0)
                     # Poisson(lam) by inverse CDF, term by term, as the anchor program does.
                     if u < 0.999999:
@@ -410,7 +469,7 @@ class TickDraws:
                     while j + k > n_at:  # not enough accepted words ahead: draw more
                         j -= ok[q] + ok[q + 1]
                         self._q, self._j = q, j
-                        self._more(8 * k + self._expect(rates[b0:]) // 4)
+                        self._more(8 * k + self._expect(rates) // 4)
                         q = 0
                         ok, at, values, w = self._ok, self._at, self._values, self._words.words
                         n_ok, n_at = len(ok), len(at)

@@ -41,7 +41,7 @@ from itertools import accumulate, chain, repeat
 from operator import add, sub
 from typing import Callable
 
-from .arrivals import TickDraws, _rates, stream_from, words_agree
+from .arrivals import RateCurve, TickDraws, stream_from, words_agree
 from .policies import Policy
 from .results import NoSeries, SlotPoolResult, _wait_summary, interactive_busy_s
 from .scenario import MAX_SERIES_ARRIVALS, MAX_SERIES_HOURS, Scenario
@@ -106,7 +106,7 @@ def _run_long(
     service: list[int] = []
     while True:
         if P > len(counts):
-            more_counts, more_service = draws.ticks(_rates(lo_rate, hi_rate, T, range(len(counts), P)))
+            more_counts, more_service = draws.ticks(RateCurve(lo_rate, hi_rate, T, len(counts), P))
             counts += more_counts
             service += more_service
         stream = stream_from(draws.backlog, counts, service, hi_s)
@@ -146,7 +146,7 @@ def _run_long(
     c0 = P
     while c0 < T:
         c1 = min(c0 + step, T)
-        chunk_counts, chunk_service = draws.ticks(_rates(lo_rate, hi_rate, T, range(c0, c1)))
+        chunk_counts, chunk_service = draws.ticks(RateCurve(lo_rate, hi_rate, T, c0, c1))
         chunk = _Chunk(c0, chunk_counts, chunk_service, hi_s, T)
         n_tail_arrivals += len(chunk_service)
         for g in groups:
