@@ -23,7 +23,8 @@ from operator import add, mul, sub
 from typing import Callable, Iterable
 
 from .. import _checks
-from .scenario import MAX_SERIES_ARRIVALS, MAX_SERIES_HOURS, Scenario
+from . import scenario as _limits
+from .scenario import Scenario
 
 
 def rate_curve(scenario: Scenario) -> list[float]:
@@ -589,8 +590,8 @@ def _refuse_long(what: str, scenario: Scenario) -> None:
     """Refuse a call that keeps something per tick or per arrival for a long window."""
     if scenario.is_long:
         raise ValueError(
-            f"hours: {what}, so the window must be at most {MAX_SERIES_HOURS} h "
-            f"and expect at most {MAX_SERIES_ARRIVALS} interactive arrivals (got hours={_checks.show(scenario.hours)}, "
+            f"hours: {what}, so the window must be at most {_limits.MAX_SERIES_HOURS} h "
+            f"and expect at most {_limits.MAX_SERIES_ARRIVALS} interactive arrivals (got hours={_checks.show(scenario.hours)}, "
             f"{scenario.expected_arrivals:.0f} expected); lanes.run_table and lanes.simulate summarise longer windows"
         )
 

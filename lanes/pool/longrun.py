@@ -44,7 +44,8 @@ from typing import Callable
 from .arrivals import RateCurve, TickDraws, stream_from, words_agree
 from .policies import Policy
 from .results import NoSeries, SlotPoolResult, _wait_summary, interactive_busy_s
-from .scenario import MAX_SERIES_ARRIVALS, MAX_SERIES_HOURS, Scenario
+from . import scenario as _limits
+from .scenario import MAX_SERIES_HOURS, Scenario
 
 #: Longest prefix, in hours, run before the policies must have finished the
 #: batch backlog (the longest window the engine keeps whole).
@@ -101,7 +102,7 @@ def _run_long(
         words=words_agree(),
     )
     cap = _prefix_cap(scenario)
-    P = min(T, max(1, prefix_ticks if prefix_ticks is not None else _first_prefix(scenario)))
+    P = min(T, cap, max(1, prefix_ticks if prefix_ticks is not None else _first_prefix(scenario)))
     counts: list[int] = []
     service: list[int] = []
     while True:
@@ -120,8 +121,8 @@ def _run_long(
             break
         if P >= cap:
             raise ValueError(
-                f"hours: a window past {MAX_SERIES_HOURS} h is simulated only once every policy has finished "
-                f"the batch backlog, within the first {cap / 3600:g} h; here some policy has not "
+                f"hours: a window past {_limits.MAX_SERIES_HOURS} h is simulated only if every policy finishes "
+                f"the batch backlog within its first {cap / 3600:g} h, and here one does not "
                 f"(got hours={scenario.hours}, backlog={scenario.backlog}, slots={scenario.slots})"
             )
         P = min(2 * P, cap, T)
@@ -178,7 +179,7 @@ def _prefix_cap(scenario: Scenario) -> int:
     """Longest prefix, ticks: :data:`MAX_PREFIX_HOURS`, and arrivals kept within :data:`MAX_SERIES_ARRIVALS`."""
     cap = min(scenario.ticks, MAX_PREFIX_HOURS * 3600)
     if scenario.peak_rate > 0:
-        cap = min(cap, max(3600, int(MAX_SERIES_ARRIVALS / scenario.peak_rate)))
+        cap = min(cap, max(3600, int(_limits.MAX_SERIES_ARRIVALS / scenario.peak_rate)))
     return cap
 
 
@@ -389,7 +390,7 @@ class _Tail:
         if len(self.queue_at) > MAX_WAITING:
             raise ValueError(
                 f"slots: interactive requests alone overload the pool in a long window: more than {MAX_WAITING} "
-                f"wait at once (got slots={self.slots}); windows past {MAX_SERIES_HOURS} h are simulated only "
+                f"wait at once (got slots={self.slots}); windows past {_limits.MAX_SERIES_HOURS} h are simulated only "
                 f"while fewer wait"
             )
 

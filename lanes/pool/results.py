@@ -311,12 +311,12 @@ class NoSeries:
         self._scenario = scenario
 
     def _refuse(self) -> ValueError:
-        from .scenario import MAX_SERIES_ARRIVALS, MAX_SERIES_HOURS
+        from . import scenario as limits
 
         sc = self._scenario
         return ValueError(
             f"hours: per-tick series and per-request waits are kept only for windows of at most "
-            f"{MAX_SERIES_HOURS} h that expect at most {MAX_SERIES_ARRIVALS} interactive arrivals "
+            f"{limits.MAX_SERIES_HOURS} h that expect at most {limits.MAX_SERIES_ARRIVALS} interactive arrivals "
             f"(got hours={_checks.show(sc.hours)}, {sc.expected_arrivals:.0f} expected); "
             f"this result holds the table's figures only"
         )

@@ -19,9 +19,9 @@ MAX_RATE_PER_S = 500.0
 #: counts; longer ones are summarised as they run (:mod:`lanes.pool.longrun`).
 MAX_HOURS = 8760
 #: Most interactive arrivals a scenario may expect (mean rate x seconds): a
-#: year at the anchor's rates (2-5 req/s) is about 110 million.  They are
-#: drawn one stretch at a time in long windows, so this bounds time, not memory.
-MAX_EXPECTED_ARRIVALS = 150_000_000
+#: year at the anchor's rates (2-5 req/s) expects about 110 million.  A long
+#: window draws them one stretch at a time, so this bounds time, not memory.
+MAX_EXPECTED_ARRIVALS = 120_000_000
 #: Longest window, in hours, whose per-tick series and per-request waits a
 #: result keeps (a week).  The seven default policies at the default rates
 #: take about 6 s and 0.4 GiB here at this size.
