@@ -180,17 +180,17 @@ class TestStreamedDraws:
     def test_pieces_equal_the_whole(self, inter, rates, ticks):
         curve = arrivals._rates(*rates, ticks)
         whole = arrivals._draw_with_calls(random.Random(11), curve, 40, (60, 180), inter)
-        draws = arrivals.TickDraws(random.Random(11), 40, (60, 180), inter, words=True)
+        draws = arrivals._TickDraws(random.Random(11), 40, (60, 180), inter, words=True)
         counts, service = [], []
         for t0 in range(0, ticks, 997):
-            c, s = draws.ticks(arrivals.RateCurve(*rates, ticks, t0, min(ticks, t0 + 997)))
+            c, s = draws.ticks(arrivals._RateCurve(*rates, ticks, t0, min(ticks, t0 + 997)))
             counts += c
             service += s
         assert (draws.backlog, counts, service) == whole
 
     def test_curve_is_the_rate_list(self):
         for t0, t1 in ((0, 50), (15_768_000 - 25, 15_768_000 + 25), (31_536_000 - 50, 31_536_000)):
-            curve = arrivals.RateCurve(2.0, 5.0, 31_536_000, t0, t1)
+            curve = arrivals._RateCurve(2.0, 5.0, 31_536_000, t0, t1)
             assert [curve[i] for i in range(len(curve))] == arrivals._rates(2.0, 5.0, 31_536_000, range(t0, t1))
             lo, hi = curve.bounds(0, len(curve))
             assert lo == min(curve) and hi == max(curve)

@@ -221,7 +221,7 @@ def _draw_with_words(
     inter_service_s: tuple[int, int],
 ) -> tuple[list[int], list[int], list[int]]:
     """The backlog, the arrivals per tick and their service times, from words drawn ahead."""
-    draws = TickDraws(rng, n_backlog, batch_service_s, inter_service_s, words=True, rates=rates)
+    draws = _TickDraws(rng, n_backlog, batch_service_s, inter_service_s, words=True, rates=rates)
     counts, service = draws.ticks(rates)
     return draws.backlog, counts, service
 
@@ -260,7 +260,7 @@ def _poisson_tables(lam_lo: float, lam_hi: float) -> tuple[list[int], list[int]]
     return sure[:n], maybe[:n] + [0]
 
 
-class RateCurve:
+class _RateCurve:
     """Ticks ``[t0, t1)`` of the raised cosine over a window of ``ticks`` ticks, as a sequence of rates.
 
     ``curve[i]`` is the rate at tick ``t0 + i`` in requests per second, the
@@ -326,7 +326,7 @@ def _block_ticks(rates: list[float]) -> int:
     return max(32, min(8192, int((12 / slope) ** 0.5)))
 
 
-class TickDraws:
+class _TickDraws:
     """The generator's draws in the anchor program's order, read a stretch of ticks at a time.
 
     The backlog's service times are drawn first (:attr:`backlog`); each call
@@ -377,11 +377,11 @@ class TickDraws:
         self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
         self._q = self._j = 0
 
-    def _expect(self, rates: "list[float] | RateCurve") -> int:
+    def _expect(self, rates: "list[float] | _RateCurve") -> int:
         """Words the ticks at ``rates`` should need, with a few percent spare."""
         ilo, ihi = self.inter_service_s
         n = ihi - ilo + 1
-        total = rates.most_arrivals() if isinstance(rates, RateCurve) else sum(rates)
+        total = rates.most_arrivals() if isinstance(rates, _RateCurve) else sum(rates)
         return int(2 * len(rates) + 1.05 * total * (1 << n.bit_length()) / n) + 64
 
     def _more(self, n: int) -> None:
@@ -397,10 +397,10 @@ class TickDraws:
         self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
         self._p = self._q = self._j = 0
 
-    def ticks(self, rates: "list[float] | RateCurve") -> tuple[list[int], list[int]]:
+    def ticks(self, rates: "list[float] | _RateCurve") -> tuple[list[int], list[int]]:
         """Draw the next ``len(rates)`` ticks at these rates (requests per second).
 
-        ``rates`` is a list, or a :class:`RateCurve` (a stretch of the raised
+        ``rates`` is a list, or a :class:`_RateCurve` (a stretch of the raised
         cosine, whose rates are worked out only where a tick needs its own).
         Returns the arrivals at each tick and the service time of each
         arrival, seconds, in order.
@@ -436,7 +436,7 @@ class TickDraws:
         ok, at, values, w = self._ok, self._at, self._values, self._words.words[self._p :]
         n_ok, n_at = len(ok), len(at)
         n_ticks = len(rates)
-        if isinstance(rates, RateCurve):
+        if isinstance(rates, _RateCurve):
             step, bounds, rate = rates.block_ticks(), rates.bounds, rates.__getitem__
         else:
             step, bounds, rate = _block_ticks(rates), _list_bounds(rates), rates.__getitem__
@@ -618,7 +618,7 @@ def draw_stream(scenario: Scenario) -> ArrivalStream:
     )
 
 
-def words_agree() -> bool:
+def _use_words() -> bool:
     """True when the fast word recipes may be used (checked once per process)."""
     global _WORDS_OK
     if _WORDS_OK is None:
@@ -638,12 +638,12 @@ def _draw(
 ) -> ArrivalStream:
     rng = random.Random(seed)
     rates = _rates(trough_rate, peak_rate, ticks)
-    draw = _draw_with_words if words_agree() else _draw_with_calls
+    draw = _draw_with_words if _use_words() else _draw_with_calls
     backlog, counts, service = draw(rng, rates, n_backlog, batch_service_s, inter_service_s)
-    return stream_from(backlog, counts, service, inter_service_s[1])
+    return _stream_from(backlog, counts, service, inter_service_s[1])
 
 
-def stream_from(backlog: list[int], counts: list[int], service: list[int], max_service_s: int) -> ArrivalStream:
+def _stream_from(backlog: list[int], counts: list[int], service: list[int], max_service_s: int) -> ArrivalStream:
     """The :class:`ArrivalStream` of drawn numbers: backlog, arrivals per tick, their service times.
 
     The window is ``len(counts)`` ticks; ``max_service_s`` is the longest

@@ -19,7 +19,7 @@ once the batch backlog is finished:
    one group and share one simulation of the rest of the window; groups whose
    states become equal at the end of a chunk merge.
 3. **Streamed draws.**  The tail's ticks are drawn a chunk at a time
-   (:class:`~lanes.pool.arrivals.TickDraws` carries the generator's place),
+   (:class:`~lanes.pool.arrivals._TickDraws` carries the generator's place),
    and each chunk is summarised and dropped.  In a chunk where nobody is
    waiting and the slots never fill even if every arrival is admitted at
    once (a check made with C-level passes: ``itertools.accumulate``,
@@ -41,9 +41,10 @@ from itertools import accumulate, chain, repeat
 from operator import add, sub
 from typing import Callable
 
-from .arrivals import RateCurve, TickDraws, stream_from, words_agree
-from .policies import Policy
-from .results import NoSeries, SlotPoolResult, _wait_summary, interactive_busy_s
+from .arrivals import _RateCurve, _TickDraws, _stream_from, _use_words
+from .. import _checks
+from .policies import Policy, parse_policy
+from .results import _NoSeries, SlotPoolResult, _wait_summary, _interactive_busy_s
 from . import scenario as _limits
 from .scenario import MAX_SERIES_HOURS, Scenario
 
@@ -62,13 +63,15 @@ Progress = Callable[[int, int], None]
 
 def run_long(
     scenario: Scenario,
-    policies: list[Policy],
+    policies: "list[str | Policy] | tuple[str | Policy, ...]",
     *,
     prefix_ticks: int | None = None,
     chunk_ticks: int | None = None,
     progress: Progress | None = None,
 ) -> list[SlotPoolResult]:
-    """Run ``policies`` on ``scenario`` without keeping its arrivals; one result per policy.
+    """Run ``policies`` (specs or Policy objects) on ``scenario`` without keeping its arrivals.
+
+    Returns one result per policy, in order.
 
     ``prefix_ticks`` is the first prefix tried (default: twice the backlog's
     work spread over every slot, plus an hour) and ``chunk_ticks`` the tail's
@@ -78,10 +81,18 @@ def run_long(
     prefix as long as the window is the plain run, and its results keep
     their series.
     """
+    _checks.instance("scenario", scenario, Scenario)
+    pols = [parse_policy(p) for p in _checks.sequence("policies", policies, what="policy specs", min_len=1)]
+    for p in pols:
+        p.check_fits(scenario.slots)
+    prefix_ticks = _checks.optional_integer("prefix_ticks", prefix_ticks, lo=1)
+    chunk_ticks = _checks.optional_integer("chunk_ticks", chunk_ticks, lo=1)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be a function of (done, total) or None (got {_checks.show(progress)})")
     collecting = gc.isenabled()
     gc.disable()  # many small lists, no cycles: see engine._execute
     try:
-        return _run_long(scenario, policies, prefix_ticks, chunk_ticks, progress)
+        return _run_long(scenario, pols, prefix_ticks, chunk_ticks, progress)
     finally:
         if collecting:
             gc.enable()
@@ -97,9 +108,9 @@ def _run_long(
     T = scenario.ticks
     lo_rate, hi_rate = scenario.trough_rate, scenario.peak_rate
     hi_s = scenario.inter_service_s[1]
-    draws = TickDraws(
+    draws = _TickDraws(
         random.Random(scenario.seed), scenario.backlog, scenario.batch_service_s, scenario.inter_service_s,
-        words=words_agree(),
+        words=_use_words(),
     )
     cap = _prefix_cap(scenario)
     P = min(T, cap, max(1, prefix_ticks if prefix_ticks is not None else _first_prefix(scenario)))
@@ -107,10 +118,10 @@ def _run_long(
     service: list[int] = []
     while True:
         if P > len(counts):
-            more_counts, more_service = draws.ticks(RateCurve(lo_rate, hi_rate, T, len(counts), P))
+            more_counts, more_service = draws.ticks(_RateCurve(lo_rate, hi_rate, T, len(counts), P))
             counts += more_counts
             service += more_service
-        stream = stream_from(draws.backlog, counts, service, hi_s)
+        stream = _stream_from(draws.backlog, counts, service, hi_s)
         prefix = scenario if P == T else scenario.with_(hours=P / 3600)
         if P == T:  # the whole window: the plain run
             from .engine import _execute
@@ -147,7 +158,7 @@ def _run_long(
     c0 = P
     while c0 < T:
         c1 = min(c0 + step, T)
-        chunk_counts, chunk_service = draws.ticks(RateCurve(lo_rate, hi_rate, T, c0, c1))
+        chunk_counts, chunk_service = draws.ticks(_RateCurve(lo_rate, hi_rate, T, c0, c1))
         chunk = _Chunk(c0, chunk_counts, chunk_service, hi_s, T)
         n_tail_arrivals += len(chunk_service)
         for g in groups:
@@ -213,7 +224,7 @@ class _PrefixState:
         while waits and not waits[-1]:
             waits.pop()
         s.wait_counts = waits
-        s.inter_busy_s = interactive_busy_s(prefix, stream, run.inter_start, s.head)
+        s.inter_busy_s = _interactive_busy_s(prefix, stream, run.inter_start, s.head)
         s.batch_busy_s = run.batch_busy
         s.batch_finished = sum(run.batch_end[:P])
         s.preempted = run.preempted
@@ -235,7 +246,7 @@ class _PrefixState:
         P, T = self.prefix_ticks, scenario.ticks
         carried = sum((min(P + i, T) - P) * k for i, k in enumerate(self.ends_after) if k)
         busy = self.inter_busy_s + carried + tail.busy_s + self.batch_busy_s
-        no_series = NoSeries(scenario)
+        no_series = _NoSeries(scenario)
         return SlotPoolResult(
             scenario=scenario,
             policy=self.policy,

@@ -106,7 +106,7 @@ class SlotPoolResult:
         T = scenario.ticks
         n = sum(inter_start)
         p50, p99, worst, late = _wait_summary(wait_count, n)
-        inter_busy = interactive_busy_s(scenario, stream, inter_start, n)
+        inter_busy = _interactive_busy_s(scenario, stream, inter_start, n)
         return cls(
             scenario=scenario,
             policy=policy,
@@ -276,7 +276,7 @@ class SlotPoolResult:
         )
 
 
-def interactive_busy_s(scenario: Scenario, stream: ArrivalStream, inter_start: list[int], n: int) -> int:
+def _interactive_busy_s(scenario: Scenario, stream: ArrivalStream, inter_start: list[int], n: int) -> int:
     """Slot-seconds interactive requests held inside the window, the first ``n`` arrivals admitted.
 
     ``inter_start[t]`` counts requests admitted at tick t (in arrival order).
@@ -298,7 +298,7 @@ def interactive_busy_s(scenario: Scenario, stream: ArrivalStream, inter_start: l
     return inter_busy
 
 
-class NoSeries:
+class _NoSeries:
     """Stands in for the per-tick buckets and the draws of a long window's result.
 
     A long window (:attr:`Scenario.is_long`) is summarised as it runs; its
@@ -330,7 +330,7 @@ class NoSeries:
         raise self._refuse()
 
     def __repr__(self) -> str:
-        return "NoSeries()"
+        return "_NoSeries()"
 
 
 def _wait_summary(wait_counts: list[int], n: int) -> tuple[int, int, int, int]:
