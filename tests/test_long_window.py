@@ -74,11 +74,11 @@ def route(monkeypatch):
 
 
 class TestSameRowsAsThePlainEngine:
-    @pytest.mark.parametrize("seed", [3, 8])
-    def test_prefix_doubled_then_a_congested_tail(self, seed, route):
+    @pytest.mark.parametrize("seed, chunk", [(3, 700), (8, 60)])
+    def test_prefix_doubled_then_a_congested_tail(self, seed, chunk, route):
         sc = Scenario(hours=3, backlog=200, slots=44, seed=seed)
         full = [summary(r) for r in run_table(sc, POLICIES)]
-        long = [summary(r) for r in longrun.run_long(sc, POLICIES, prefix_ticks=900, chunk_ticks=700)]
+        long = [summary(r) for r in longrun.run_long(sc, POLICIES, prefix_ticks=900, chunk_ticks=chunk)]
         assert long == full
         assert route["prefixes"] > len(POLICIES)  # the first prefix was too short: doubled
         assert route["walked"] > 0 and route["skipped"] > 0  # congested chunks and free ones
@@ -87,13 +87,15 @@ class TestSameRowsAsThePlainEngine:
         sc = Scenario(hours=2, backlog=60, slots=48, seed=8, trough_rate=4.8, peak_rate=4.8)
         pols = [POLICIES[i] for i in (0, 1, 2, 3, 7, 8)]  # those that finish the backlog under this load
         full = [summary(r) for r in run_table(sc, pols)]
-        assert [summary(r) for r in longrun.run_long(sc, pols, prefix_ticks=1354, chunk_ticks=700)] == full
+        assert [summary(r) for r in longrun.run_long(sc, pols, prefix_ticks=1354, chunk_ticks=50)] == full
         assert route["groups"] > 1 and route["merged"] > 0
 
     def test_quiet_tail_all_chunks_skipped(self, route):
         sc = Scenario(hours=2, backlog=300, slots=64, seed=5, peak_rate=4.0)
         full = [summary(r) for r in run_table(sc, POLICIES)]
-        assert [summary(r) for r in longrun.run_long(sc, POLICIES, prefix_ticks=1800, chunk_ticks=1000)] == full
+        # At 1000 s every backlog job has started, but some still hold slots: not yet the tail.
+        assert [summary(r) for r in longrun.run_long(sc, POLICIES, prefix_ticks=1000, chunk_ticks=1000)] == full
+        assert route["prefixes"] == 2 * len(POLICIES)
         assert route["walked"] == 0 and route["skipped"] > 0
 
     def test_requests_overrunning_the_window(self):
@@ -108,6 +110,22 @@ class TestSameRowsAsThePlainEngine:
         assert [summary(r) for r in long] == [summary(r) for r in full]
         assert route["skipped"] == 0  # no tail at all
         assert long[1].busy_batch == full[1].busy_batch  # the plain run keeps its series
+
+
+class TestTailGroups:
+    def test_only_equal_states_merge_and_each_member_keeps_its_waits(self):
+        sc = Scenario(hours=1, slots=4)
+        idle = longrun._Tail(sc, [0], 0, [0, 1, 0], [], [])
+        queued = longrun._Tail(sc, [1], 0, [0, 1, 0], [5], [3])
+        same = longrun._Tail(sc, [2], 0, [0, 1, 0], [], [])
+        idle.stats.waits[0] += 7
+        queued.stats.waits[4] += 1
+        same.stats.waits[2] += 1
+        totals = [longrun._Stats() for _ in range(3)]
+        kept = longrun._merge([idle, queued, same], totals)
+        assert kept == [idle, queued] and idle.members == [0, 2] and queued.members == [1]
+        assert totals[0].waits == {0: 7} and totals[2].waits == {2: 1} and not totals[1].waits
+        assert not idle.stats.waits  # flushed: what follows is shared
 
 
 class TestLongWindows:
