@@ -44,9 +44,10 @@ def summary(r: lanes.SlotPoolResult) -> tuple:
 @pytest.fixture
 def route(monkeypatch):
     """Counts what the long path did: prefix runs, tail groups made, chunks walked and skipped, merges."""
-    seen = {"prefixes": 0, "groups": 0, "walked": 0, "skipped": 0, "merged": 0}
-    of, init, step, walk, merge = (
-        longrun._PrefixState.of.__func__, longrun._Tail.__init__, longrun._Tail.step, longrun._Tail._walk, longrun._merge
+    seen = {"prefixes": 0, "groups": 0, "walked": 0, "skipped": 0, "merged": 0, "bounded": 0}
+    of, init, step, walk, merge, most = (
+        longrun._PrefixState.of.__func__, longrun._Tail.__init__, longrun._Tail.step, longrun._Tail._walk,
+        longrun._merge, longrun._Chunk.most_in_slots,
     )
 
     def counted(key, f, delta=1):
@@ -66,10 +67,23 @@ def route(monkeypatch):
         return kept
 
     monkeypatch.setattr(longrun._PrefixState, "of", classmethod(counted("prefixes", of)))
-    monkeypatch.setattr(longrun._Tail, "__init__", counted("groups", init))
     monkeypatch.setattr(longrun._Tail, "step", counted("skipped", step))
     monkeypatch.setattr(longrun._Tail, "_walk", counted_walk)
+    def counted_most(chunk, busy):
+        most_held = most(chunk, busy)
+        seen["bounded"] += most_held <= chunk_slots[0]
+        return most_held
+
+    chunk_slots = [0]
+
+    def counted_init(self, scenario, *args):
+        chunk_slots[0] = scenario.slots
+        seen["groups"] += 1
+        init(self, scenario, *args)
+
     monkeypatch.setattr(longrun, "_merge", counted_merge)
+    monkeypatch.setattr(longrun._Chunk, "most_in_slots", counted_most)
+    monkeypatch.setattr(longrun._Tail, "__init__", counted_init)
     return seen
 
 
@@ -97,6 +111,15 @@ class TestSameRowsAsThePlainEngine:
         assert [summary(r) for r in longrun.run_long(sc, POLICIES, prefix_ticks=1000, chunk_ticks=1000)] == full
         assert route["prefixes"] == 2 * len(POLICIES)
         assert route["walked"] == 0 and route["skipped"] > 0
+
+    def test_chunks_cleared_by_arrival_counts_alone(self, route):
+        # Every request holds its slot 10 s, so arrivals over 10 s bound the slots in use; with
+        # 30-tick chunks, a third of the ticks still hold requests from the chunk before.
+        sc = Scenario(hours=1, backlog=5, slots=20, inter_service_s=(10, 10), trough_rate=1.1, peak_rate=1.4, seed=2)
+        pols = POLICIES[:2] + POLICIES[4:6]
+        full = [summary(r) for r in run_table(sc, pols)]
+        assert [summary(r) for r in longrun.run_long(sc, pols, prefix_ticks=300, chunk_ticks=30)] == full
+        assert route["bounded"] > 0 and route["walked"] > 0
 
     def test_requests_overrunning_the_window(self):
         sc = Scenario(hours=1, backlog=50, slots=20, inter_service_s=(200, 900), trough_rate=0.01, peak_rate=0.05)

@@ -434,7 +434,7 @@ class _TickDraws:
         br = bisect_right
         q, j = self._q, self._j
         ok, at, values, w = self._ok, self._at, self._values, self._words.words[self._p :]
-        n_ok, n_at = len(ok), len(at)
+        n_ok = len(ok)
         n_ticks = len(rates)
         if isinstance(rates, _RateCurve):
             step, bounds, rate = rates.block_ticks(), rates.bounds, rates.__getitem__
@@ -443,13 +443,15 @@ class _TickDraws:
         for b0 in range(0, n_ticks, step):
             b1 = min(b0 + step, n_ticks)
             sure, maybe = tables(*bounds(b0, b1))
+            if q + 2 > n_ok:  # out of words: draw more
+                self._q, self._j = q, j
+                self._more(8 + self._expect(rates) // 4)
+                q = j = 0
+                ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                n_ok = len(ok)
+            # Each tick starts with two words left (q + 2 <= n_ok): ``at`` leaves
+            # out the last two, and the k = 0 branch checks for itself.
             for t in range(b0, b1):
-                if q + 2 > n_ok:  # out of words: draw more
-                    self._q, self._j = q, j
-                    self._more(8 + self._expect(rates) // 4)
-                    q = j = 0
-                    ok, at, values, w = self._ok, self._at, self._values, self._words.words
-                    n_ok, n_at = len(ok), len(at)
                 a = w[q]
                 k = br(sure, a)
                 if a >= maybe[k]:  # near a threshold: sum at this tick's rate
@@ -465,22 +467,34 @@ class _TickDraws:
                             cum += term
                     else:  # so close to 1 that rounding may stop the sum short of u
                         k = _poisson_count(lam, u)
-                j += ok[q] + ok[q + 1]  # the uniform's words that randint would accept
+                d = ok[q] + ok[q + 1]  # the uniform's words that randint would accept
+                append(k)
                 if k:  # the tick's service times: the next k accepted words
-                    while j + k > n_at:  # not enough accepted words ahead: draw more
-                        j -= ok[q] + ok[q + 1]
-                        self._q, self._j = q, j
-                        self._more(8 * k + self._expect(rates) // 4)
-                        q = 0
-                        ok, at, values, w = self._ok, self._at, self._values, self._words.words
-                        n_ok, n_at = len(ok), len(at)
-                        j = ok[0] + ok[1]
+                    j += d
+                    try:
+                        q = at[j + k - 1]  # just after the last of them
+                    except IndexError:  # not enough accepted words ahead: draw more
+                        while True:
+                            self._q, self._j = q, j - d
+                            self._more(8 * k + self._expect(rates) // 4)
+                            q = 0
+                            ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                            n_ok = len(ok)
+                            j = ok[0] + ok[1]
+                            if j + k <= len(at):
+                                break
+                        q = at[j + k - 1]
                     service += values[j : j + k]
                     j += k
-                    q = at[j - 1]  # just after the last of them
                 else:
+                    j += d
                     q += 2
-                append(k)
+                    if q + 2 > n_ok:  # out of words: draw more
+                        self._q, self._j = q, j
+                        self._more(8 + self._expect(rates) // 4)
+                        q = j = 0
+                        ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                        n_ok = len(ok)
         self._q, self._j = q, j
         return counts, list(service) if type(service) is bytearray else service
 

@@ -241,7 +241,7 @@ def table_rows(
     if stream is None and scenario.is_long:  # summarised as it runs, all policies in one pass
         from .progress import terminal_progress
 
-        line = terminal_progress(f"{scenario.hours:g} h simulated, ticks")
+        line = terminal_progress("seconds simulated")
         try:
             table = run_table(scenario, policies, progress=line)
         finally:

@@ -138,6 +138,8 @@ def _run_long(
             )
         P = min(2 * P, cap, T)
     del stream, counts
+    if progress is not None:
+        progress(P, T)
 
     groups: list[_Tail] = []
     for i, s in enumerate(states):
@@ -310,6 +312,26 @@ class _Chunk:
             self._zero_wait = ends
         return self._zero_wait
 
+    def most_in_slots(self, busy: int) -> int:
+        """At least the most slots held at once in the chunk if nobody waits, with ``busy`` held at c0.
+
+        A request holds its slot at most ``hi_s`` ticks, so after tick i only
+        those that arrived in the last ``hi_s`` ticks can hold one, and those
+        held at c0 are all free by tick ``hi_s``.  Two C-level passes over
+        the per-tick counts; no per-request work.
+        """
+        acc = list(accumulate(self.counts, initial=0))
+        h, n = self.hi_s, len(self.counts)
+        early = busy + acc[min(h, n)]
+        return max(early, max(map(sub, acc[h + 1 :], acc[1:]), default=0))
+
+    def ends_after(self, start: int) -> Counter:
+        """Requests arriving at tick ``start`` (from c0) or later, by the tick their slot frees if admitted at once."""
+        counts = self.counts[start:]
+        first = sum(self.counts[:start])
+        when = chain.from_iterable(map(repeat, range(start, len(self.counts)), counts))
+        return Counter(map(add, when, self.service[first:]))
+
     @property
     def zero_wait_busy_s(self) -> int:
         """Slot-seconds inside the window of the chunk's requests, if each is admitted on arrival."""
@@ -358,16 +380,27 @@ class _Tail:
             carry += [0] * (chunk.span - len(carry))
         n = len(chunk.counts)
         if not self.queue_at:  # nobody waiting: does anyone have to, in this chunk?
+            if chunk.most_in_slots(self.busy) <= self.slots:  # surely not: only the carry is needed
+                after = carry[n:]
+                for end, k in chunk.ends_after(max(0, n - chunk.hi_s)).items():
+                    if end >= n:
+                        after[end - n] += k
+                self._admit_all(chunk, after)
+                return
             rel = list(map(add, carry, chunk.zero_wait_ends))
             if max(accumulate(map(sub, chunk.counts, rel), initial=self.busy)) <= self.slots:
-                self.busy += chunk.n_arrivals - sum(rel[:n])
-                self.carry = rel[n:]
-                st = self.stats
-                st.waits[0] += chunk.n_arrivals
-                st.admitted += chunk.n_arrivals
-                st.busy_s += chunk.zero_wait_busy_s
+                self._admit_all(chunk, rel[n:])
                 return
         self._walk(chunk, carry)
+
+    def _admit_all(self, chunk: _Chunk, after: list[int]) -> None:
+        """The chunk where every request got its slot on arrival; ``after``: the releases carried on."""
+        self.carry = after
+        self.busy = sum(after)
+        st = self.stats
+        st.waits[0] += chunk.n_arrivals
+        st.admitted += chunk.n_arrivals
+        st.busy_s += chunk.zero_wait_busy_s
 
     def _walk(self, chunk: _Chunk, rel: list[int]) -> None:
         """The chunk tick by tick: release, then admit waiting requests oldest first."""

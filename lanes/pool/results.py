@@ -2,6 +2,8 @@
 
 Results are read-only.  Scalar metrics are fields; per-tick and per-request
 series are computed on first use from the run's compact per-tick buckets.
+A long window's result (past a week: :attr:`Scenario.is_long`) keeps no
+buckets; its series raise one ``ValueError`` naming the limit.
 ``to_frame`` methods import pandas inside, so ``import lanes`` stays light.
 """
 

@@ -47,6 +47,8 @@ class Scenario:
     hours : float
         Simulated time in hours, at most :data:`MAX_HOURS`; one tick is one
         second, so ``hours * 3600`` must be a whole number (>= 1) of ticks.
+        Past :data:`MAX_SERIES_HOURS` the window is long (:attr:`is_long`):
+        its results hold the table's figures but no per-tick series.
     backlog : int
         Batch jobs queued at t = 0 (0 to :data:`MAX_BACKLOG`).
     batch_service_s : (int, int)
