@@ -112,10 +112,12 @@ class TestSameRowsAsThePlainEngine:
         assert route["prefixes"] == 2 * len(POLICIES)
         assert route["walked"] == 0 and route["skipped"] > 0
 
-    def test_chunks_cleared_by_arrival_counts_alone(self, route):
+    @pytest.mark.parametrize("seed, rate", [(2, 1.1), (3, 1.1), (2, 1.2)])
+    def test_chunks_cleared_by_arrival_counts_alone(self, seed, rate, route):
         # Every request holds its slot 10 s, so arrivals over 10 s bound the slots in use; with
         # 30-tick chunks, a third of the ticks still hold requests from the chunk before.
-        sc = Scenario(hours=1, backlog=5, slots=20, inter_service_s=(10, 10), trough_rate=1.1, peak_rate=1.4, seed=2)
+        sc = Scenario(hours=1, backlog=5, slots=20, inter_service_s=(10, 10), trough_rate=rate, peak_rate=rate + 0.3,
+                      seed=seed)
         pols = POLICIES[:2] + POLICIES[4:6]
         full = [summary(r) for r in run_table(sc, pols)]
         assert [summary(r) for r in longrun.run_long(sc, pols, prefix_ticks=300, chunk_ticks=30)] == full
@@ -177,6 +179,12 @@ class TestLongWindows:
         for call in (lambda: arrivals.draw_stream(Scenario(hours=2)), lambda: arrivals.rate_curve(Scenario(hours=2))):
             with pytest.raises(ValueError, match=r"^hours: .* at most 1 h .*got hours=2"):
                 call()
+
+    def test_reference_simulator_refuses_with_the_limit(self, one_hour_series):
+        from lanes.pool import reference
+
+        with pytest.raises(ValueError, match=r"^hours: the reference simulator .* at most 1 h .*got hours=2"):
+            reference.run(Scenario(hours=2), "priority")
 
     def test_backlog_unfinished_within_the_longest_prefix_is_refused(self, one_hour_series, monkeypatch):
         monkeypatch.setattr(longrun, "MAX_PREFIX_HOURS", 1)
