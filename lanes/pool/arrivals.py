@@ -221,9 +221,19 @@ def _draw_with_words(
     inter_service_s: tuple[int, int],
 ) -> tuple[list[int], list[int], list[int]]:
     """The backlog, the arrivals per tick and their service times, from words drawn ahead."""
-    draws = _TickDraws(rng, n_backlog, batch_service_s, inter_service_s, words=True, rates=rates)
-    counts, service = draws.ticks(rates)
+    piece = _PIECE_TICKS
+    draws = _TickDraws(rng, n_backlog, batch_service_s, inter_service_s, words=True, rates=rates[:piece])
+    counts: list[int] = []
+    service: list[int] = []
+    for t0 in range(0, len(rates), piece):  # in pieces, so the words ahead stay few
+        more_counts, more_service = draws.ticks(rates[t0 : t0 + piece])
+        counts += more_counts
+        service += more_service
     return draws.backlog, counts, service
+
+
+#: Ticks drawn per call of :meth:`_TickDraws.ticks` when a whole window is drawn.
+_PIECE_TICKS = 1 << 16
 
 
 #: Slack on the tables' partial sums: far above the rounding of the sums
@@ -326,6 +336,27 @@ def _block_ticks(rates: list[float]) -> int:
     return max(32, min(8192, int((12 / slope) ** 0.5)))
 
 
+#: ``_PLACES[i]`` is i: int objects made once and shared, so that listing the
+#: places of accepted words (:func:`_places_after`) allocates none per word.
+_PLACES: list[int] = []
+
+
+#: Most places kept in :data:`_PLACES` (about 40 MB); longer buffers count afresh.
+_MAX_PLACES = 1 << 20
+
+
+def _places_after(ok: bytes) -> list[int]:
+    """The place just after each accepted word, leaving out the last two words (see :class:`_TickDraws`)."""
+    n = len(ok)
+    if n < 3:
+        return []
+    if n > _MAX_PLACES:
+        return list(compress(range(1, n - 1), ok[: n - 2]))
+    if len(_PLACES) < n:
+        _PLACES.extend(range(len(_PLACES), min(_MAX_PLACES, n + n // 2)))
+    return list(compress(islice(_PLACES, 1, n - 1), ok[: n - 2]))
+
+
 class _TickDraws:
     """The generator's draws in the anchor program's order, read a stretch of ticks at a time.
 
@@ -374,7 +405,7 @@ class _TickDraws:
         # accepted word leaves two words for the next one's uniform number).
         self._p = p
         self._ok, self._values = words_.accepted(*inter_service_s, p, len(words_))
-        self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
+        self._at = _places_after(self._ok)
         self._q = self._j = 0
 
     def _expect(self, rates: "list[float] | _RateCurve") -> int:
@@ -394,7 +425,7 @@ class _TickDraws:
         more_ok, more_values = words_.accepted(*self.inter_service_s, old, len(words_))
         self._ok += more_ok
         self._values = self._values + more_values
-        self._at = list(compress(range(1, len(self._ok) - 1), self._ok[:-2]))
+        self._at = _places_after(self._ok)
         self._p = self._q = self._j = 0
 
     def ticks(self, rates: "list[float] | _RateCurve") -> tuple[list[int], list[int]]:
