@@ -233,7 +233,7 @@ def _draw_with_words(
 
 
 #: Ticks drawn per call of :meth:`_TickDraws.ticks` when a whole window is drawn.
-_PIECE_TICKS = 1 << 16
+_PIECE_TICKS = 1 << 13
 
 
 #: Slack on the tables' partial sums: far above the rounding of the sums
@@ -341,8 +341,8 @@ def _block_ticks(rates: list[float]) -> int:
 _PLACES: list[int] = []
 
 
-#: Most places kept in :data:`_PLACES` (about 40 MB); longer buffers count afresh.
-_MAX_PLACES = 1 << 20
+#: Most places kept in :data:`_PLACES` (about 9 MB); longer buffers count afresh.
+_MAX_PLACES = 1 << 18
 
 
 def _places_after(ok: bytes) -> list[int]:
