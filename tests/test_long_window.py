@@ -89,7 +89,8 @@ def route(monkeypatch):
 
 class TestSameRowsAsThePlainEngine:
     @pytest.mark.parametrize("seed, chunk", [(3, 700), (8, 60)])
-    def test_prefix_doubled_then_a_congested_tail(self, seed, chunk, route):
+    def test_prefix_doubled_then_a_congested_tail(self, seed, chunk, route, monkeypatch):
+        monkeypatch.setattr(longrun, "_COMPACT_AFTER", 5)  # drop admitted requests from the queue's front often
         sc = Scenario(hours=3, backlog=200, slots=44, seed=seed)
         full = [summary(r) for r in run_table(sc, POLICIES)]
         long = [summary(r) for r in longrun.run_long(sc, POLICIES, prefix_ticks=900, chunk_ticks=chunk)]

@@ -58,6 +58,9 @@ CHUNK_TICKS = 3600
 #: (the pool is then overloaded by interactive work alone).
 MAX_WAITING = 5_000_000
 
+#: Admitted requests left at the front of a tail's queue before they are dropped.
+_COMPACT_AFTER = 65536
+
 Progress = Callable[[int, int], None]
 
 
@@ -349,8 +352,9 @@ class _Tail:
 
     ``carry[i]`` counts slots freed at tick ``c0 + i`` by requests already in
     slots (c0: the next tick to simulate), ``busy`` the slots they hold, and
-    ``queue_at``/``queue_s`` the arrival ticks and service times of waiting
-    requests, oldest first.
+    ``queue_at[qhead:]``/``queue_s[qhead:]`` the arrival ticks and service
+    times of waiting requests, oldest first (admitted ones are dropped from
+    the front only now and then, so a long queue is not copied every chunk).
     """
 
     def __init__(
@@ -362,10 +366,12 @@ class _Tail:
         self.carry = carry
         self.busy = sum(carry)
         self.queue_at, self.queue_s = queue_at, queue_s
+        self.qhead = 0
         self.stats = _Stats()
 
     def state(self) -> tuple:
-        return self.busy, self.carry, self.queue_at, self.queue_s
+        q = self.qhead
+        return self.busy, self.carry, self.queue_at[q:], self.queue_s[q:]
 
     def flush(self, totals: list[_Stats]) -> None:
         """Add the stats gathered since the last flush to every member's totals."""
@@ -379,7 +385,7 @@ class _Tail:
         if len(carry) < chunk.span:
             carry += [0] * (chunk.span - len(carry))
         n = len(chunk.counts)
-        if not self.queue_at:  # nobody waiting: does anyone have to, in this chunk?
+        if self.qhead == len(self.queue_at):  # nobody waiting: does anyone have to, in this chunk?
             if chunk.most_in_slots(self.busy) <= self.slots:  # surely not: only the carry is needed
                 after = carry[n:]
                 for end, k in chunk.ends_after(max(0, n - chunk.hi_s)).items():
@@ -406,12 +412,13 @@ class _Tail:
         """The chunk tick by tick: release, then admit waiting requests oldest first."""
         c0, T = chunk.c0, self.T
         counts = chunk.counts
-        arrival = self.queue_at + list(map(add, chunk.when, repeat(c0)))
-        service = self.queue_s + chunk.service
+        arrival, service = self.queue_at, self.queue_s
+        head = head0 = self.qhead
+        arrived = len(arrival)
+        arrival += map(add, chunk.when, repeat(c0))
+        service += chunk.service
         waits = self.stats.waits
         free = self.slots - self.busy
-        head = 0
-        arrived = len(self.queue_at)
         busy_s = 0
         for i, k in enumerate(counts):
             free += rel[i]
@@ -428,10 +435,17 @@ class _Tail:
                 head = stop
         self.busy = self.slots - free
         self.carry = rel[len(counts) :]
-        self.queue_at, self.queue_s = arrival[head:], service[head:]
-        self.stats.admitted += head
+        self.stats.admitted += head - head0
         self.stats.busy_s += busy_s
-        if len(self.queue_at) > MAX_WAITING:
+        if head == len(arrival):  # nobody left waiting
+            arrival.clear()
+            service.clear()
+            head = 0
+        elif head > _COMPACT_AFTER and 2 * head > len(arrival):
+            del arrival[:head], service[:head]
+            head = 0
+        self.qhead = head
+        if len(arrival) - head > MAX_WAITING:
             raise ValueError(
                 f"slots: interactive requests alone overload the pool in a long window: more than {MAX_WAITING} "
                 f"wait at once (got slots={self.slots}); windows past {_limits.MAX_SERIES_HOURS} h are simulated only "
