@@ -93,11 +93,13 @@ def _poisson_count(lam: float, u: float) -> int:
 # * ``rng.getrandbits(32 * m)`` returns the next m words at once, the first in
 #   the lowest 32 bits.
 #
-# So one ``getrandbits`` call yields all the words a run needs, and which words
-# a randint accepts, and the values there, can be worked out for all of them
-# with a few C-level passes (bytes.translate, itertools.compress) instead of a
-# Python call per draw.  What stays a Python loop is the walk over ticks: where
-# tick t's uniform number sits depends on how many words tick t - 1 used.
+# So ``getrandbits`` calls yield the words a stretch of ticks needs, and which
+# words a randint accepts, and the values there, can be worked out for all of
+# them with a few C-level passes (bytes.translate, itertools.compress) instead
+# of a Python call per draw.  What stays a Python loop is the walk over ticks
+# (:meth:`_TickDraws.ticks`): where tick t's uniform number sits depends on how
+# many words tick t - 1 used.  The walk can stop after any tick and go on
+# later from the same place, so a long window is drawn a stretch at a time.
 # :func:`_words_agree` checks these recipes against the library once per
 # process; if they ever disagree, the draws fall back to the library's calls.
 
