@@ -238,6 +238,20 @@ class TestStreamedDraws:
             service += s
         assert (draws.backlog, counts, service) == whole
 
+    @pytest.mark.parametrize("lo, hi", [(2.0, 2.001), (3.5, 5.0), (0.0, 0.0), (480.0, 500.0)])
+    def test_top_byte_table_only_where_every_word_agrees(self, lo, hi):
+        from bisect import bisect_right
+
+        sure, maybe = arrivals._poisson_tables(lo, hi)
+        table = arrivals._by_top_byte(sure, maybe)
+        rng = random.Random(1)
+        for b, k in enumerate(table):
+            for a in ((b << 24), ((b + 1) << 24) - 1, rng.randrange(b << 24, (b + 1) << 24)):
+                if k >= 0:
+                    assert bisect_right(sure, a) == k and a < maybe[k], (b, a)
+        if hi - lo < 0.01:  # a narrow range: about one byte per threshold left to the bisection
+            assert table.count(-1) <= len(sure) + 2
+
     def test_curve_is_the_rate_list(self):
         for t0, t1 in ((0, 50), (15_768_000 - 25, 15_768_000 + 25), (31_536_000 - 50, 31_536_000)):
             curve = arrivals._RateCurve(2.0, 5.0, 31_536_000, t0, t1)

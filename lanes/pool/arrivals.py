@@ -323,6 +323,26 @@ def _list_bounds(rates: list[float]) -> Callable[[int, int], tuple[float, float]
     return bounds
 
 
+def _by_top_byte(sure: list[int], maybe: list[int]) -> list[int]:
+    """The count :func:`_poisson_tables` fixes for every word with this top byte, or -1.
+
+    Entry b is k when every word from ``b << 24`` to ``((b + 1) << 24) - 1``
+    has ``bisect_right(sure, a) == k`` and ``a < maybe[k]``: the words with
+    that k form the interval ``[sure[k - 1], min(sure[k], maybe[k]))``, and
+    the bytes wholly inside it get k.  The rest (about one byte per
+    threshold) are -1: the caller bisects on the whole word.
+    """
+    table = [-1] * 256
+    lo = 0
+    for k, (s, m) in enumerate(zip(sure, maybe)):
+        hi = min(s, m)  # words in [lo, hi) give k for sure
+        first, stop = max(0, (lo + 0xFFFFFF) >> 24), min(256, hi >> 24)
+        if stop > first:
+            table[first:stop] = [k] * (stop - first)
+        lo = s
+    return table
+
+
 def _block_ticks(rates: list[float]) -> int:
     """Ticks per pair of tables: long where the rate barely moves, short where it moves fast.
 
@@ -407,6 +427,7 @@ class _TickDraws:
         # accepted word leaves two words for the next one's uniform number).
         self._p = p
         self._ok, self._values = words_.accepted(*inter_service_s, p, len(words_))
+        self._top = words_.raw[4 * p + 3 :: 4]  # each word's top byte
         self._at = _places_after(self._ok)
         self._q = self._j = 0
 
@@ -421,9 +442,10 @@ class _TickDraws:
         """Drop the words used so far and draw ``n`` more (plus a few)."""
         words_, q = self._words, self._q
         words_.drop(self._p + q)
-        self._ok, self._values = self._ok[q:], self._values[self._j :]
+        self._ok, self._values, self._top = self._ok[q:], self._values[self._j :], self._top[q:]
         old = len(words_)
         words_.more(n + 64)
+        self._top += words_.raw[4 * old + 3 :: 4]
         more_ok, more_values = words_.accepted(*self.inter_service_s, old, len(words_))
         self._ok += more_ok
         self._values = self._values + more_values
@@ -466,7 +488,7 @@ class _TickDraws:
         tables = _poisson_tables
         br = bisect_right
         q, j = self._q, self._j
-        ok, at, values, w = self._ok, self._at, self._values, self._words.words[self._p :]
+        ok, at, values, w, top = self._ok, self._at, self._values, self._words.words[self._p :], self._top
         n_ok = len(ok)
         n_ticks = len(rates)
         if isinstance(rates, _RateCurve):
@@ -476,30 +498,33 @@ class _TickDraws:
         for b0 in range(0, n_ticks, step):
             b1 = min(b0 + step, n_ticks)
             sure, maybe = tables(*bounds(b0, b1))
+            by_top = _by_top_byte(sure, maybe)
             if q + 2 > n_ok:  # out of words: draw more
                 self._q, self._j = q, j
                 self._more(8 + self._expect(rates) // 4)
                 q = j = 0
-                ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                ok, at, values, w, top = self._ok, self._at, self._values, self._words.words, self._top
                 n_ok = len(ok)
             # Each tick starts with two words left (q + 2 <= n_ok): ``at`` leaves
             # out the last two, and the k = 0 branch checks for itself.
             for t in range(b0, b1):
-                a = w[q]
-                k = br(sure, a)
-                if a >= maybe[k]:  # near a threshold: sum at this tick's rate
-                    lam = rate(t)
-                    u = ((a >> 5) * 67108864.0 + (w[q + 1] >> 6)) * (1.0 / 9007199254740992.0)
-                    # Poisson(lam) by inverse CDF, term by term, as the anchor program does.
-                    if u < 0.999999:
-                        k = 0
-                        term = cum = _exp(-lam)
-                        while u > cum:
-                            k += 1
-                            term *= lam / k
-                            cum += term
-                    else:  # so close to 1 that rounding may stop the sum short of u
-                        k = _poisson_count(lam, u)
+                k = by_top[top[q]]  # the first word's top byte alone, for most ticks
+                if k < 0:
+                    a = w[q]
+                    k = br(sure, a)
+                    if a >= maybe[k]:  # near a threshold: sum at this tick's rate
+                        lam = rate(t)
+                        u = ((a >> 5) * 67108864.0 + (w[q + 1] >> 6)) * (1.0 / 9007199254740992.0)
+                        # Poisson(lam) by inverse CDF, term by term, as the anchor program does.
+                        if u < 0.999999:
+                            k = 0
+                            term = cum = _exp(-lam)
+                            while u > cum:
+                                k += 1
+                                term *= lam / k
+                                cum += term
+                        else:  # so close to 1 that rounding may stop the sum short of u
+                            k = _poisson_count(lam, u)
                 d = ok[q] + ok[q + 1]  # the uniform's words that randint would accept
                 append(k)
                 if k:  # the tick's service times: the next k accepted words
@@ -511,7 +536,7 @@ class _TickDraws:
                             self._q, self._j = q, j - d
                             self._more(8 * k + self._expect(rates) // 4)
                             q = 0
-                            ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                            ok, at, values, w, top = self._ok, self._at, self._values, self._words.words, self._top
                             n_ok = len(ok)
                             j = ok[0] + ok[1]
                             if j + k <= len(at):
@@ -526,7 +551,7 @@ class _TickDraws:
                         self._q, self._j = q, j
                         self._more(8 + self._expect(rates) // 4)
                         q = j = 0
-                        ok, at, values, w = self._ok, self._at, self._values, self._words.words
+                        ok, at, values, w, top = self._ok, self._at, self._values, self._words.words, self._top
                         n_ok = len(ok)
         self._q, self._j = q, j
         return counts, list(service) if type(service) is bytearray else service
