@@ -709,10 +709,21 @@ def _draw(
     peak_rate: float,
 ) -> ArrivalStream:
     rng = random.Random(seed)
-    rates = _rates(trough_rate, peak_rate, ticks)
-    draw = _draw_with_words if _use_words() else _draw_with_calls
-    backlog, counts, service = draw(rng, rates, n_backlog, batch_service_s, inter_service_s)
-    return _stream_from(backlog, counts, service, inter_service_s[1])
+    if not _use_words():
+        rates = _rates(trough_rate, peak_rate, ticks)
+        backlog, counts, service = _draw_with_calls(rng, rates, n_backlog, batch_service_s, inter_service_s)
+        return _stream_from(backlog, counts, service, inter_service_s[1])
+    # As _draw_with_words, over the curve itself: a tick's rate is worked out only where it is needed.
+    piece = _PIECE_TICKS
+    curve = _RateCurve(trough_rate, peak_rate, ticks, 0, min(ticks, piece))
+    draws = _TickDraws(rng, n_backlog, batch_service_s, inter_service_s, words=True, rates=curve)
+    counts: list[int] = []
+    service: list[int] = []
+    for t0 in range(0, ticks, piece):
+        more_counts, more_service = draws.ticks(_RateCurve(trough_rate, peak_rate, ticks, t0, min(ticks, t0 + piece)))
+        counts += more_counts
+        service += more_service
+    return _stream_from(draws.backlog, counts, service, inter_service_s[1])
 
 
 def _stream_from(backlog: list[int], counts: list[int], service: list[int], max_service_s: int) -> ArrivalStream:
