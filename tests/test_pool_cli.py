@@ -93,7 +93,7 @@ class TestErrors:
             (["--policies", "reserve:80"], "reserve must be in [0, slots] (got 80, slots=64)"),
             (["--slots", "0"], "slots must be an integer >= 1 (got 0)"),
             (["--slots", "many"], "argument --slots: must be an integer (got 'many')"),
-            (["--hours", "-1"], "hours must be a number in (0, 168] (got -1.0)"),
+            (["--hours", "-1"], "hours must be a number in (0, 8760] (got -1.0)"),
             (["--backlog", "-5"], "backlog must be an integer in [0, 10000000] (got -5)"),
             (["--batch-service", "90", "30"], "batch_service_s must have lo <= hi (got 90 > 30)"),
             (["--inter-service", "4"], "argument --inter-service: expected 2 arguments"),

@@ -233,8 +233,21 @@ def table_rows(
     is built in and round-trips floats exactly); the parent runs the rest.
     Runs are deterministic, so the output is the same for any ``jobs``.
     If the child fails, the parent runs its share itself.  ``stream``
-    replaces the draws (a trace replay).
+    replaces the draws (a trace replay).  A long window (past a week) runs
+    in one process, every policy in one pass over the draws
+    (:mod:`lanes.pool.longrun`), with a progress line on stderr when stderr
+    is a terminal.
     """
+    if stream is None and scenario.is_long:  # summarised as it runs, all policies in one pass
+        from .progress import terminal_progress
+
+        line = terminal_progress("seconds simulated")
+        try:
+            table = run_table(scenario, policies, progress=line)
+        finally:
+            if line is not None:
+                line.close()
+        return [(r.line(), r.row()) for r in table]
     if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
         return [(r.line(), r.row()) for r in run_table(scenario, policies, stream=stream)]
     if stream is None:

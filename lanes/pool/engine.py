@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import gc
 from operator import add
+from typing import Callable
 
 from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
@@ -52,6 +53,10 @@ def simulate(
 ) -> SlotPoolResult:
     """Run one policy on one scenario.
 
+    A long window (:attr:`Scenario.is_long`: past a week) is summarised as it
+    runs (:mod:`lanes.pool.longrun`): the result's figures are exact, but it
+    keeps no per-tick series.
+
     Parameters
     ----------
     scenario : Scenario, optional
@@ -67,6 +72,10 @@ def simulate(
     pol = parse_policy(policy, **extensions)
     pol.check_fits(scenario.slots)
     if stream is None:
+        if scenario.is_long:
+            from .longrun import run_long
+
+            return run_long(scenario, [pol])[0]
         stream = draw_stream(scenario)
     else:
         _check_stream(scenario, stream)
@@ -91,12 +100,16 @@ def run_table(
     policies: tuple[str | Policy, ...] | list[str | Policy] = DEFAULT_POLICIES,
     *,
     stream: ArrivalStream | None = None,
+    progress: Callable[[int, int], None] | None = None,
     **extensions: object,
 ) -> PolicyTable:
     """Run several policies on one scenario, drawing its randomness once.
 
     ``stream`` replaces the draws with given arrivals (a trace replay:
-    :func:`lanes.pool.traces.trace_stream`); every policy reads it.
+    :func:`lanes.pool.traces.trace_stream`); every policy reads it.  A long
+    window (:attr:`Scenario.is_long`) is summarised as it runs
+    (:mod:`lanes.pool.longrun`): exact figures, no per-tick series;
+    ``progress(done, total)`` is then called with the ticks simulated so far.
     """
     scenario = Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
     if isinstance(policies, str):
@@ -107,6 +120,10 @@ def run_table(
     for p in pols:
         p.check_fits(scenario.slots)
     if stream is None:
+        if scenario.is_long:
+            from .longrun import run_long
+
+            return PolicyTable(scenario, tuple(run_long(scenario, pols, progress=progress)))
         stream = draw_stream(scenario)
     else:
         _check_stream(scenario, stream)
@@ -115,6 +132,11 @@ def run_table(
 
 def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResult:
     """Simulate one policy on a drawn stream and summarise it."""
+    return _execute(scenario, pol, stream).result()
+
+
+def _execute(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> "_Run":
+    """Simulate one policy on a drawn stream; the run's buckets, not yet summarised."""
     # A run makes tens of thousands of small lists that never form reference
     # cycles; pausing the cycle collector saves it from scanning them (and the
     # large stream) over and over.  The results are the same either way.
@@ -137,7 +159,7 @@ def _run(scenario: Scenario, pol: Policy, stream: ArrivalStream) -> SlotPoolResu
     finally:
         if collecting:
             gc.enable()
-    return run.result()
+    return run
 
 
 class _Run:
@@ -169,6 +191,19 @@ class _Run:
         self.preempted = 0
         self.batch_busy = 0  # batch slot-seconds inside the window
         self.batch_queued = len(stream.batch_service_s)
+        self.batch_only = False  # set by evicting_batch_only(): ``ends`` stops at the window
+
+    def interactive_ends_after(self) -> list[int]:
+        """Interactive requests still in slots after the last tick, by the tick they free it.
+
+        Entry i counts those that free their slot at tick ``T + i`` (T the
+        window), through ``T + max interactive service``.  With the batch
+        backlog finished, this and the requests still waiting are all the
+        pool holds at the end of the window.
+        """
+        T = self.scenario.ticks
+        ends = self.stream.zero_wait_ends_at if self.batch_only else self.ends
+        return list(ends[T : T + self.scenario.inter_service_s[1] + 1])
 
     # --- fifo ---------------------------------------------------------------------
     def fifo(self) -> None:
@@ -510,6 +545,7 @@ class _Run:
             batch_busy += n_batch  # batch slot-seconds: the jobs in slots after this tick
 
         # 3. every request was admitted on arrival, with no wait
+        self.batch_only = True
         self.inter_start = stream.arrivals_per_tick[:T]
         self.wait_count[0] = stream.n_arrivals
         self.ends = list(map(add, stream.zero_wait_ends_at[:T], batch_end))  # slots freed per tick

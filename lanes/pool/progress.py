@@ -8,17 +8,20 @@ line is one ``text/plain`` display updated in place through its display id
 when the loop ends, so the notebook saved after a run holds nothing of it.
 
 IPython is imported inside :func:`track`; outside IPython it iterates silently.
+:func:`terminal_progress` is the same line for a command: on stderr, and only
+when stderr is a terminal, so piped or captured output never holds it.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from .. import _checks
 
-__all__ = ["progress_text", "track"]
+__all__ = ["progress_text", "terminal_progress", "track"]
 
 T = TypeVar("T")
 
@@ -66,3 +69,43 @@ def track(items: Sequence[T], desc: str, *, delay_s: float = 1.0, every_s: float
         if handle is not None:
             handle.update({"text/plain": ""}, raw=True)
 
+
+
+class _TerminalLine:
+    """``line(done, total)`` redraws one line on a terminal, at most every ``every_s`` seconds."""
+
+    def __init__(self, desc: str, out: TextIO, delay_s: float, every_s: float) -> None:
+        self.desc, self.out, self.delay_s, self.every_s = desc, out, delay_s, every_s
+        self.start = time.perf_counter()
+        self.last = -every_s
+        self.shown = 0  # characters on the line now
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter() - self.start
+        if now >= self.delay_s and now - self.last >= self.every_s:
+            text = progress_text(self.desc, done, total, now)
+            self.out.write("\r" + text.ljust(self.shown))
+            self.out.flush()
+            self.shown, self.last = len(text), now
+
+    def close(self) -> None:
+        """Blank the line, if one was drawn."""
+        if self.shown:
+            self.out.write("\r" + " " * self.shown + "\r")
+            self.out.flush()
+            self.shown = 0
+
+
+def terminal_progress(desc: str, *, out: TextIO | None = None, delay_s: float = 1.0, every_s: float = 0.25):
+    """A ``progress(done, total)`` callback drawing a line on stderr, or None when stderr is no terminal.
+
+    The line appears once ``delay_s`` seconds have passed, is redrawn at most
+    every ``every_s`` seconds, and is blanked by the callback's ``close()``.
+    """
+    desc = _checks.text("desc", desc, empty=True)
+    out = sys.stderr if out is None else out
+    try:
+        live = out.isatty()
+    except (AttributeError, ValueError):
+        live = False
+    return _TerminalLine(desc, out, delay_s, every_s) if live else None

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from .. import _checks
 from .policies import Policy, parse_policy
 from .protocol import BATCH, INTERACTIVE, Board, Running
+from .arrivals import _refuse_long
 from .scenario import MAX_SERVICE_S, Scenario
 from .schedulers import as_scheduler, name_of
 
@@ -95,6 +96,7 @@ def draw(scenario: Scenario) -> tuple[list[int], list[list[int]]]:
     followed by one service time per arrival.
     """
     _checks.instance("scenario", scenario, Scenario)
+    _refuse_long("the reference simulator draws every tick's arrivals as lists", scenario)
     rng = random.Random(scenario.seed)
     backlog = [rng.randint(*scenario.batch_service_s) for _ in range(scenario.backlog)]
     per_tick = []

@@ -2,6 +2,8 @@
 
 Results are read-only.  Scalar metrics are fields; per-tick and per-request
 series are computed on first use from the run's compact per-tick buckets.
+A long window's result (past a week: :attr:`Scenario.is_long`) keeps no
+buckets; its series raise one ``ValueError`` naming the limit.
 ``to_frame`` methods import pandas inside, so ``import lanes`` stays light.
 """
 
@@ -106,17 +108,7 @@ class SlotPoolResult:
         T = scenario.ticks
         n = sum(inter_start)
         p50, p99, worst, late = _wait_summary(wait_count, n)
-        inter_busy = stream.total_service_s - sum(stream.inter_service_s[n:])  # usually few are left
-        # Refund slot time beyond the horizon: only requests admitted in the
-        # last max-service ticks can overrun it.
-        j = n
-        for t in range(T - 1, max(-1, T - 1 - scenario.inter_service_s[1]), -1):
-            k = inter_start[t]
-            for i in range(j - k, j):
-                over = t + stream.inter_service_s[i] - T
-                if over > 0:
-                    inter_busy -= over
-            j -= k
+        inter_busy = _interactive_busy_s(scenario, stream, inter_start, n)
         return cls(
             scenario=scenario,
             policy=policy,
@@ -284,6 +276,63 @@ class SlotPoolResult:
         return pd.DataFrame(
             {"arrival_s": self.wait_arrival_tick, "wait_s": self.wait_s, "service_s": self.wait_service_s}
         )
+
+
+def _interactive_busy_s(scenario: Scenario, stream: ArrivalStream, inter_start: list[int], n: int) -> int:
+    """Slot-seconds interactive requests held inside the window, the first ``n`` arrivals admitted.
+
+    ``inter_start[t]`` counts requests admitted at tick t (in arrival order).
+    Each admitted request counts its service time, less any part past the
+    window's end.
+    """
+    T = scenario.ticks
+    inter_busy = stream.total_service_s - sum(stream.inter_service_s[n:])  # usually few are left
+    # Refund slot time beyond the horizon: only requests admitted in the
+    # last max-service ticks can overrun it.
+    j = n
+    for t in range(T - 1, max(-1, T - 1 - scenario.inter_service_s[1]), -1):
+        k = inter_start[t]
+        for i in range(j - k, j):
+            over = t + stream.inter_service_s[i] - T
+            if over > 0:
+                inter_busy -= over
+        j -= k
+    return inter_busy
+
+
+class _NoSeries:
+    """Stands in for the per-tick buckets and the draws of a long window's result.
+
+    A long window (:attr:`Scenario.is_long`) is summarised as it runs; its
+    result has the table's figures but keeps no per-tick series and no
+    per-request waits.  Reading any of them raises one ``ValueError`` that
+    names the limit.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._scenario = scenario
+
+    def _refuse(self) -> ValueError:
+        from . import scenario as limits
+
+        sc = self._scenario
+        return ValueError(
+            f"hours: per-tick series and per-request waits are kept only for windows of at most "
+            f"{limits.MAX_SERIES_HOURS} h that expect at most {limits.MAX_SERIES_ARRIVALS} interactive arrivals "
+            f"(got hours={_checks.show(sc.hours)}, {sc.expected_arrivals:.0f} expected); "
+            f"this result holds the table's figures only"
+        )
+
+    def __getitem__(self, key: object) -> Any:
+        raise self._refuse()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise self._refuse()
+
+    def __repr__(self) -> str:
+        return "_NoSeries()"
 
 
 def _wait_summary(wait_counts: list[int], n: int) -> tuple[int, int, int, int]:

@@ -14,17 +14,26 @@ from .. import _checks
 #: Largest arrival rate accepted, in requests per second.  The Poisson draw
 #: starts from exp(-rate), which underflows to zero near 745/s.
 MAX_RATE_PER_S = 500.0
-#: Longest simulated window accepted, in hours (a week of one-second ticks).
-#: The engine keeps a few counters per tick: at this size a run of the seven
-#: default policies at the default rates takes about 6 s and 0.4 GiB here.
-MAX_HOURS = 168
-#: Most interactive arrivals a scenario may expect (mean rate x seconds); each
-#: one is drawn and stored, so this bounds a run's time and memory.
-MAX_EXPECTED_ARRIVALS = 3_000_000
+#: Longest simulated window accepted, in hours (a year of one-second ticks).
+#: Windows up to :data:`MAX_SERIES_HOURS` keep every arrival and per-tick
+#: counts; longer ones are summarised as they run (:mod:`lanes.pool.longrun`).
+MAX_HOURS = 8760
+#: Most interactive arrivals a scenario may expect (mean rate x seconds): a
+#: year at the anchor's rates (2-5 req/s) expects about 110 million.  A long
+#: window draws them one stretch at a time, so this bounds time, not memory.
+MAX_EXPECTED_ARRIVALS = 120_000_000
+#: Longest window, in hours, whose per-tick series and per-request waits a
+#: result keeps (a week).  The seven default policies at the default rates
+#: take about 6 s and 0.4 GiB here at this size.
+MAX_SERIES_HOURS = 168
+#: Most expected interactive arrivals whose draws are kept whole (each one is
+#: stored); a window past this, or past :data:`MAX_SERIES_HOURS`, is a long one.
+MAX_SERIES_ARRIVALS = 3_000_000
 #: Largest batch backlog accepted, in jobs (about 0.2 GiB and 2 s to draw).
 MAX_BACKLOG = 10_000_000
-#: Longest slot time of one job or request, in seconds (the longest window).
-MAX_SERVICE_S = MAX_HOURS * 3600
+#: Longest slot time of one job or request, in seconds (a week: the longest
+#: window whose every arrival is kept, and the longest trace replayed).
+MAX_SERVICE_S = MAX_SERIES_HOURS * 3600
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,8 @@ class Scenario:
     hours : float
         Simulated time in hours, at most :data:`MAX_HOURS`; one tick is one
         second, so ``hours * 3600`` must be a whole number (>= 1) of ticks.
+        Past :data:`MAX_SERIES_HOURS` the window is long (:attr:`is_long`):
+        its results hold the table's figures but no per-tick series.
     backlog : int
         Batch jobs queued at t = 0 (0 to :data:`MAX_BACKLOG`).
     batch_service_s : (int, int)
@@ -80,7 +91,7 @@ class Scenario:
         set_(self, "backlog", _checks.integer("backlog", self.backlog, lo=0, hi=MAX_BACKLOG))
         for name in ("batch_service_s", "inter_service_s"):
             lo, hi = _checks.int_range(name, getattr(self, name), lo=1)
-            _checks.limit(f"{name} hi", hi, MAX_SERVICE_S, why="the longest window, in seconds")
+            _checks.limit(f"{name} hi", hi, MAX_SERVICE_S, why="a week, in seconds")
             set_(self, name, (lo, hi))
         trough = _checks.number("trough_rate", self.trough_rate, lo=0, hi=MAX_RATE_PER_S)
         peak = _checks.number("peak_rate", self.peak_rate, lo=0, hi=MAX_RATE_PER_S)
@@ -101,6 +112,20 @@ class Scenario:
     def ticks(self) -> int:
         """Number of one-second ticks simulated."""
         return int(round(self.hours * 3600))
+
+    @property
+    def expected_arrivals(self) -> float:
+        """Interactive arrivals expected over the window: mean rate x seconds."""
+        return (self.trough_rate + self.peak_rate) / 2 * self.ticks
+
+    @property
+    def is_long(self) -> bool:
+        """True past :data:`MAX_SERIES_HOURS` or :data:`MAX_SERIES_ARRIVALS`.
+
+        A long window is simulated without keeping its arrivals: results give
+        the table's figures, but no per-tick series or per-request waits.
+        """
+        return self.ticks > MAX_SERIES_HOURS * 3600 or self.expected_arrivals > MAX_SERIES_ARRIVALS
 
     def with_(self, **changes: object) -> "Scenario":
         """Return a copy with some fields changed (validated again)."""
