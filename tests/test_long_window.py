@@ -258,3 +258,13 @@ class TestStreamedDraws:
             assert [curve[i] for i in range(len(curve))] == arrivals._rates(2.0, 5.0, 31_536_000, range(t0, t1))
             lo, hi = curve.bounds(0, len(curve))
             assert lo == min(curve) and hi == max(curve)
+
+
+@pytest.mark.parametrize("peak", [2.2250738585072014e-308, 5e-324, 1e-200])
+def test_a_nearly_flat_rate_curve_draws_as_the_reference_does(peak):
+    """A peak rate a hair above the trough: the table blocks must not come from 12 / slope = inf."""
+    from lanes.pool import reference
+
+    sc = lanes.Scenario(slots=1, hours=1 / 60, backlog=0, batch_service_s=(1, 1), inter_service_s=(1, 1),
+                        trough_rate=0.0, peak_rate=peak, preempt_cost_s=0, seed=0)
+    assert lanes.simulate(sc, "fifo").row() == reference.run(sc, "fifo")

@@ -312,7 +312,9 @@ class _RateCurve:
     def block_ticks(self) -> int:
         """Ticks per pair of tables (see :func:`_block_ticks`), from the curve's steepest slope."""
         slope = self.span * math.pi / self.ticks
-        return 8192 if slope <= 0 else max(32, min(8192, int((12 / slope) ** 0.5)))
+        if slope <= 12 / 8192**2:  # flat, or so nearly flat that 12 / slope would overflow
+            return 8192
+        return max(32, min(8192, int((12 / slope) ** 0.5)))
 
 
 def _list_bounds(rates: list[float]) -> Callable[[int, int], tuple[float, float]]:
@@ -353,7 +355,7 @@ def _block_ticks(rates: list[float]) -> int:
     if len(rates) < 2:
         return 64
     slope = (max(rates) - min(rates)) / len(rates)
-    if slope <= 0:
+    if slope <= 12 / 8192**2:  # flat, or so nearly flat that 12 / slope would overflow
         return 8192
     return max(32, min(8192, int((12 / slope) ** 0.5)))
 
