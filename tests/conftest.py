@@ -104,6 +104,19 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=key)  # stable: the tests of one file stay in collection order
 
 
+# Property tests draw the same examples on every run (fixed seeds everywhere): a CI result
+# does not depend on luck, and a failure seen once is seen again. LANES_HYPOTHESIS=explore
+# draws fresh examples each run, to search wider while developing.
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - the requirements bring hypothesis
+    pass
+else:
+    _hypothesis_settings.register_profile("lanes", derandomize=True, database=None)
+    _hypothesis_settings.register_profile("explore", database=None)
+    _hypothesis_settings.load_profile("explore" if os.environ.get("LANES_HYPOTHESIS") == "explore" else "lanes")
+
+
 #: When set, every test's worker, start and end (seconds since the epoch) and node id are
 #: appended to this file, one tab-separated line each: where a parallel run waits shows there.
 TIMELINE = os.environ.get("LANES_TEST_TIMELINE")

@@ -482,3 +482,10 @@ def test_the_parallel_run_keeps_each_file_whole_and_the_graded_class_files_toget
     assert len(units) == 1, f"the graded class is read on different workers: {sorted(readers)}"
     judge = (ROOT / "tests" / "test_online_judge.py").read_text(encoding="utf-8")
     assert "tempfile.tempdir = " in judge and "_ours_or_orphaned" in judge
+
+
+def test_property_tests_draw_the_same_examples_every_run():
+    """tests/conftest.py loads a derandomized hypothesis profile unless LANES_HYPOTHESIS=explore."""
+    from hypothesis import settings
+
+    assert settings().derandomize is (os.environ.get("LANES_HYPOTHESIS") != "explore")
