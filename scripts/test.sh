@@ -10,7 +10,8 @@
 # - Debian's Chromium for the browser test: through apt when run as root,
 #   otherwise it stops with one message naming the package to install;
 # - Debian's bubblewrap (bwrap), the grading box, the same way.
-# Then it runs `python -m pytest`, in parallel over the CPU cores (pytest-xdist;
+# Then it runs `python -m pytest`, in parallel over the CPU cores (pytest-xdist,
+# one worker per core plus one;
 # LANES_TEST_WORKERS=0 runs it in one process, LANES_TEST_WORKERS=N in N), and
 # exits with pytest's own status (5 means pytest collected no test: that is
 # reported, never hidden).
@@ -57,14 +58,17 @@ if [[ ! -x "$BWRAP" ]]; then
 fi
 
 # --- Parallel run (pytest-xdist) ----------------------------------------------
-# The tests run in LANES_TEST_WORKERS worker processes (default "auto": one per
-# CPU core; 0 runs them all in this one process, without xdist). --dist loadfile
+# The tests run in LANES_TEST_WORKERS worker processes (default: one per CPU
+# core plus one, since many tests wait on a browser, a server, a kernel or a
+# grading box, and the extra worker runs while they wait; 0 runs them all in
+# this one process, without xdist). --dist loadfile
 # keeps each test file and each notebook on one worker: module and session
 # fixtures (the built book, the graded class, the wheel) are made once, and
 # nbval runs a notebook's cells in order in one kernel. tests/conftest.py puts
 # the longest files first (--no-loadscope-reorder keeps that order), so the
 # workers finish at about the same time.
-workers="${LANES_TEST_WORKERS:-auto}"
+cores="$("$PYTHON" -c "import os; print(len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1)")"
+workers="${LANES_TEST_WORKERS:-$((cores + 1))}"
 parallel=()
 if [[ "$workers" != "0" ]]; then
     parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
