@@ -194,4 +194,29 @@ def graded_class(tmp_path_factory):
     why = klass.skip_reason()
     if why:
         pytest.skip(why)
+    _claim_the_class_for_this_worker()
     return klass.grade_class(tmp_path_factory.mktemp("graded-class"))
+
+
+def _claim_the_class_for_this_worker() -> None:
+    """Fail when a second xdist worker of the same run would grade the class again.
+
+    The SAME_WORKER group keeps every reader of the class on one worker; if the scheduler
+    hook is ever not in effect, each worker would grade the whole class (minutes), silently.
+    """
+    run, worker = _run_id(), os.environ.get("PYTEST_XDIST_WORKER")
+    if not run or not worker:
+        return
+    import tempfile
+
+    mark = pathlib.Path(tempfile.gettempdir()) / f"lanes-graded-class-{run}"
+    try:
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        first = mark.read_text(encoding="utf-8").strip()
+        if first != worker:
+            pytest.fail(f"the graded class is asked for on {worker} after {first} graded it: the "
+                        "SAME_WORKER group of tests/conftest.py is not in effect", pytrace=False)
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(worker)
