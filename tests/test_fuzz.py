@@ -63,7 +63,7 @@ SLOW_CALLS_S = {
 MEMORY_LIMIT_BYTES = 1 << 30
 #: Seconds of answered calls one callable may use before its remaining examples
 #: are skipped (a slow model gets fewer examples, so the CI run stays short).
-CALLABLE_BUDGET_S = float(os.environ.get("LANES_FUZZ_BUDGET_S", "3" if "LANES_FUZZ_EXAMPLES" not in os.environ else "1e9"))
+CALLABLE_BUDGET_S = float(os.environ.get("LANES_FUZZ_BUDGET_S", "1.5" if "LANES_FUZZ_EXAMPLES" not in os.environ else "1e9"))
 #: Worker processes the calls are spread over.
 WORKERS = int(os.environ.get("LANES_FUZZ_WORKERS", "2"))
 
