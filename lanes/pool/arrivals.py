@@ -454,6 +454,14 @@ class _TickDraws:
         self._at = _places_after(self._ok)
         self._p = self._q = self._j = 0
 
+    def _refill(self, q: int, j: int, n: int) -> tuple:
+        """Keep the walk's places ``q`` and ``j``, draw ``n`` more words (:meth:`_more`) and
+        return what the walk reads, from the new first word: ``ok``, ``at``, ``values``, the
+        words, the top bytes and ``len(ok)``."""
+        self._q, self._j = q, j
+        self._more(n)
+        return self._ok, self._at, self._values, self._words.words, self._top, len(self._ok)
+
     def ticks(self, rates: "list[float] | _RateCurve") -> tuple[list[int], list[int]]:
         """Draw the next ``len(rates)`` ticks at these rates (requests per second).
 
@@ -502,11 +510,8 @@ class _TickDraws:
             sure, maybe = tables(*bounds(b0, b1))
             by_top = _by_top_byte(sure, maybe)
             if q + 2 > n_ok:  # out of words: draw more
-                self._q, self._j = q, j
-                self._more(8 + self._expect(rates) // 4)
+                ok, at, values, w, top, n_ok = self._refill(q, j, 8 + self._expect(rates) // 4)
                 q = j = 0
-                ok, at, values, w, top = self._ok, self._at, self._values, self._words.words, self._top
-                n_ok = len(ok)
             # Each tick starts with two words left (q + 2 <= n_ok): ``at`` leaves
             # out the last two, and the k = 0 branch checks for itself.
             for t in range(b0, b1):
@@ -535,11 +540,8 @@ class _TickDraws:
                         q = at[j + k - 1]  # just after the last of them
                     except IndexError:  # not enough accepted words ahead: draw more
                         while True:
-                            self._q, self._j = q, j - d
-                            self._more(8 * k + self._expect(rates) // 4)
+                            ok, at, values, w, top, n_ok = self._refill(q, j - d, 8 * k + self._expect(rates) // 4)
                             q = 0
-                            ok, at, values, w, top = self._ok, self._at, self._values, self._words.words, self._top
-                            n_ok = len(ok)
                             j = ok[0] + ok[1]
                             if j + k <= len(at):
                                 break
@@ -550,11 +552,8 @@ class _TickDraws:
                     j += d
                     q += 2
                     if q + 2 > n_ok:  # out of words: draw more
-                        self._q, self._j = q, j
-                        self._more(8 + self._expect(rates) // 4)
+                        ok, at, values, w, top, n_ok = self._refill(q, j, 8 + self._expect(rates) // 4)
                         q = j = 0
-                        ok, at, values, w, top = self._ok, self._at, self._values, self._words.words, self._top
-                        n_ok = len(ok)
         self._q, self._j = q, j
         return counts, list(service) if type(service) is bytearray else service
 
