@@ -198,6 +198,33 @@ def graded_class(tmp_path_factory):
     return klass.grade_class(tmp_path_factory.mktemp("graded-class"))
 
 
+def _class_mark(run: str) -> pathlib.Path:
+    """The file in which the first worker of run ``run`` to grade the class writes its id."""
+    import tempfile
+
+    return pathlib.Path(tempfile.gettempdir()) / f"lanes-graded-class-{run}"
+
+
+def pytest_configure(config):
+    """On an xdist controller, choose the run's id (the workers' PYTEST_XDIST_TESTRUNUID), so
+    that pytest_sessionfinish knows which class mark is this run's."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    if getattr(config.option, "testrunuid", "unset") is None:
+        import uuid
+
+        config.option.testrunuid = uuid.uuid4().hex
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """On the xdist controller, when the workers are done: remove the run's class mark."""
+    if hasattr(session.config, "workerinput"):
+        return
+    run = getattr(session.config.option, "testrunuid", None)
+    if run:
+        _class_mark(run).unlink(missing_ok=True)
+
+
 def _claim_the_class_for_this_worker() -> None:
     """Fail when a second xdist worker of the same run would grade the class again.
 
@@ -207,9 +234,7 @@ def _claim_the_class_for_this_worker() -> None:
     run, worker = _run_id(), os.environ.get("PYTEST_XDIST_WORKER")
     if not run or not worker:
         return
-    import tempfile
-
-    mark = pathlib.Path(tempfile.gettempdir()) / f"lanes-graded-class-{run}"
+    mark = _class_mark(run)
     try:
         fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
