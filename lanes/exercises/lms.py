@@ -9,7 +9,7 @@ roster (an ``ID`` column; see :mod:`.roster`); ``LATE`` is Canvas's own lateness
 larger file id is a later upload.
 
 **Gradescope** ("Export submissions"): a folder ``submission_<id>/`` per submission and
-``submission_metadata.yml`` beside them, whose ``:submitters:`` (``:email:``, ``:sid:``,
+``submission_metadata.yml`` beside them (at any depth under the root), whose ``:submitters:`` (``:email:``, ``:sid:``,
 ``:name:``) are looked up in the roster and whose ``:created_at:`` is the submission time.
 
 **Moodle** ("Download all submissions"): a folder (or a file-name prefix)
@@ -20,7 +20,9 @@ reported, never guessed).
 **GitHub Classroom** (a repository per student, cloned as ``<assignment>-<login>``): the
 longest roster login the folder name ends with after a ``-``.
 
-**A folder per student** named by a roster key (login, id, e-mail, ``file``) or, without a
+With a roster, the outermost folder on the way to the file that names a student decides
+(so the export may sit in a folder of its own), then a Canvas or Moodle file name. **A folder per
+student** named by a roster key (login, id, e-mail, ``file``) or, without a
 roster, by a valid login; **flat files** ``<login>_<anything>.ipynb`` matched to the longest
 roster login they start with (``jo_smith_01_x.ipynb`` is ``jo_smith``'s when both ``jo`` and
 ``jo_smith`` are on the roster). Without a roster a flat name is read only as
@@ -121,12 +123,22 @@ class Exports:
             parts = [nfc(p) for p in pathlib.Path(path).relative_to(root).parts]
         except ValueError:
             parts = [nfc(pathlib.Path(path).name)]
-        if len(parts) >= 2:
-            o = self._folder(parts[0], pathlib.Path(root))
+        root = pathlib.Path(root)
+        levels = range(len(parts) - 1) if self.roster is not None else range(min(1, len(parts) - 1))
+        first = None
+        for i in levels:  # the outermost folder that names a student
+            o = self._folder(parts[i], root.joinpath(*parts[:i]))
+            if o.login is not None:
+                return o
+            first = first or o
+        if first is None:
+            o = self._flat(parts[-1])
+        elif CANVAS.match(parts[-1]) or MOODLE.match(parts[-1]):  # an export inside a folder of its own
+            o = self._flat(parts[-1])
         else:
-            o = self._flat(parts[0])
-        if o.login is None and self.roster is not None and len(parts) >= 1:
-            own = self.student_folder(pathlib.Path(root))
+            o = first
+        if o.login is None and self.roster is not None:
+            own = self.student_folder(root)
             if own is not None:
                 return Origin(own, export="one student's folder", submitted=o.submitted, upload=o.upload,
                               late=o.late)
