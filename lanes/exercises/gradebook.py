@@ -76,9 +76,9 @@ def totals(rep: dict) -> dict:
         klass[login] = entry
     score = round(sum(e["score"] for e in klass.values()), 6)
     possible = sum(e["possible"] for e in klass.values())
-    rep.update(sets=sets, sets_rule=rule, score=score, possible=possible,
-               fraction=score / possible if possible else 0.0,
-               passed=bool(possible) and score / possible >= rep["pass_mark"], students=len(klass), **{"class": klass})
+    fraction = score / possible if possible else 0.0
+    rep.update(sets=sets, sets_rule=rule, score=score, possible=possible, fraction=fraction,
+               passed=fraction >= rep["pass_mark"], students=len(klass), **{"class": klass})
     return rep
 
 
