@@ -94,6 +94,9 @@ def test_github_classroom_repositories_match_the_longest_login(tmp_path):
     subs = _by_file(_grade([SAMPLES / "classroom" / "submissions"], roster, tmp_path), SAMPLES / "classroom" / "submissions")
     assert {k.split("/")[0]: s.login for k, s in subs.items()} == {"01-slots-ines09": "ines09",
                                                                    "01-slots-jo-smith": "jo-smith"}
+    ex = Exports(roster, {SLUG})  # inside a folder that itself ends in a login, the repository decides
+    assert ex.origin(tmp_path / "cs101-smith" / "01-slots-ines09" / "nb" / "x.ipynb", tmp_path).login == "ines09"
+    assert ex.origin(tmp_path / "ines09" / "01-slots-jo-smith" / "x.ipynb", tmp_path).login == "ines09"  # a login
 
 
 def test_a_clone_or_unzip_picks_the_same_copies(tmp_path):

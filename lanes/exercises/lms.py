@@ -20,8 +20,9 @@ reported, never guessed).
 **GitHub Classroom** (a repository per student, cloned as ``<assignment>-<login>``): the
 longest roster login the folder name ends with after a ``-``.
 
-With a roster, the outermost folder on the way to the file that names a student decides
-(so the export may sit in a folder of its own), then a Canvas or Moodle file name. **A folder per
+With a roster, the outermost folder on the way to the file that a roster key names
+decides (so the export may sit in a folder of its own), then the innermost that ends in a
+login or is a student's name, then a Canvas or Moodle file name. **A folder per
 student** named by a roster key (login, id, e-mail, ``file``) or, without a
 roster, by a valid login; **flat files** ``<login>_<anything>.ipynb`` matched to the longest
 roster login they start with (``jo_smith_01_x.ipynb`` is ``jo_smith``'s when both ``jo`` and
@@ -126,11 +127,12 @@ class Exports:
         root = pathlib.Path(root)
         levels = range(len(parts) - 1) if self.roster is not None else range(min(1, len(parts) - 1))
         first = None
-        for i in levels:  # the outermost folder that names a student
-            o = self._folder(parts[i], root.joinpath(*parts[:i]))
-            if o.login is not None:
-                return o
-            first = first or o
+        for loose in (False, True):  # a roster key from the outermost folder in; then names, innermost first
+            for i in (reversed(levels) if loose else levels):
+                o = self._folder(parts[i], root.joinpath(*parts[:i]), loose)
+                if o.login is not None:
+                    return o
+                first = first or o
         if first is None:
             o = self._flat(parts[-1])
         elif CANVAS.match(parts[-1]) or MOODLE.match(parts[-1]):  # an export inside a folder of its own
@@ -170,7 +172,9 @@ class Exports:
             return None, f"two or more roster students are named {name!r}: add an id column or a 'file' column"
         return login, ""
 
-    def _folder(self, name: str, root: pathlib.Path) -> Origin:
+    def _folder(self, name: str, root: pathlib.Path, loose: bool = True) -> Origin:
+        """Who a folder names: with ``loose`` False only exact keys (a roster key, a Gradescope or
+        Moodle folder), with it True also a GitHub Classroom suffix or a person's name."""
         m = GRADESCOPE.match(name)
         if m:
             return self._gradescope(name, root)
@@ -186,6 +190,9 @@ class Exports:
         login = self._roster_login(name)
         if login:
             return Origin(login, export="folder per student")
+        if not loose:
+            return Origin(None, "no student of the roster handed this in (its folder name is not a login, id, "
+                                "e-mail, file or name of the roster)")
         folded = name.casefold()
         hits = [x for x in self.roster.names if folded.endswith("-" + x)]
         if hits:
