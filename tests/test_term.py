@@ -292,6 +292,10 @@ def test_a_rerun_leaves_no_stale_feedback_file(tmp_path):
     write_feedback(report(subs, pass_mark=0.5, sandbox_line="-", roster=fewer), tmp_path / "fb")
     left = sorted(p.name for p in (tmp_path / "fb").iterdir() if not p.name.startswith("."))
     assert left == ["README.txt"] + [f"s{i:02d}.md" for i in range(11)]
+    regrade = report([s for s in subs if s.login == "s03"], pass_mark=0.5, sandbox_line="-", roster={"s03": ""},
+                     scope="regrade")
+    assert write_feedback(regrade, tmp_path / "fb") == [tmp_path / "fb" / "s03.md"]
+    assert sorted(p.name for p in (tmp_path / "fb").iterdir() if not p.name.startswith(".")) == left
 
 
 def test_merge_refuses_regrades_alone_and_missing_shards():

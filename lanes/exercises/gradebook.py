@@ -198,7 +198,8 @@ def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:
 
 def write_feedback(rep: dict, folder: pathlib.Path) -> list:
     """``folder/<login>.md`` for every student of the report's class (and anyone else identified);
-    the files a previous run wrote there and this one does not are removed. The files written."""
+    the files a previous class run wrote there and this one does not are removed (a regrade
+    replaces its students' files only). The files written."""
     folder = pathlib.Path(folder)
     by: dict = {}
     for s in rep["submissions"]:
@@ -218,6 +219,8 @@ def write_feedback(rep: dict, folder: pathlib.Path) -> list:
                      encoding="utf-8")
         out.append(p)
     written = {p.name for p in out}
+    if rep.get("scope") == "regrade":  # one student's files replaced; the class's others stay
+        written |= {n for n in before if isinstance(n, str)}
     for name in sorted(before - written):
         if isinstance(name, str) and name.endswith(".md") and "/" not in name:
             (folder / name).unlink(missing_ok=True)
