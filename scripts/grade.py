@@ -114,13 +114,8 @@ def cmd_tokens(argv: list[str]) -> int:
     out = csv.writer(sys.stdout)
     out.writerow(["login", "name", "STUDENT"])
     for login in sorted(roster.names):
-        out.writerow([login, _cell(roster.names[login]), variants.student_token(login, secret)])
+        out.writerow([login, gradebook.safe_cell(roster.names[login]), variants.student_token(login, secret)])
     return 0
-
-
-def _cell(text: str) -> str:
-    """A CSV cell a spreadsheet cannot read as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _roster(path: pathlib.Path):

@@ -28,7 +28,7 @@ import pathlib
 
 from .registry import get_set
 
-__all__ = ["report", "totals", "merge", "write_gradebook", "feedback_markdown", "write_feedback"]
+__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "feedback_markdown", "write_feedback"]
 
 #: The feedback folder's list of the files the last run wrote there (removed when no longer written).
 MANIFEST = ".lanes-feedback.json"
@@ -121,7 +121,7 @@ def merge(reports: list) -> dict:
     return out
 
 
-def _safe_cell(value: object) -> str:
+def safe_cell(value: object) -> str:
     """A CSV cell a spreadsheet shows as text: one that starts with = + - @ tab or CR gets a quote."""
     text = str(value)
     if text and text[0] in "=+-@\t\r":
@@ -157,7 +157,7 @@ def write_gradebook(rep: dict, path: pathlib.Path) -> None:
                 got = (r["questions"].get(q) or {}).get("score", 0.0) if r else 0.0
                 cells.append(_fmt(got))
             cells += [_fmt(cell["score"]), _yes_no(cell["late"]), cell["submitted"] or ""]
-        w.writerow([_safe_cell(c) for c in cells + [_fmt(entry["score"]), _fmt(entry["possible"])]])
+        w.writerow([safe_cell(c) for c in cells + [_fmt(entry["score"]), _fmt(entry["possible"])]])
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(buf.getvalue(), encoding="utf-8-sig")
