@@ -95,6 +95,11 @@ class Submission:
     questions: list = field(default_factory=list)
 
     @property
+    def recency(self) -> tuple:
+        """Sort key of copies: the later copy sorts last (see :mod:`.lms`; never a file time)."""
+        return self.order or (False, 0.0, 0, copy_number(pathlib.Path(self.path).stem), self.path)
+
+    @property
     def score(self) -> float:
         return round(sum(q.score for q in self.questions) * self.factor, 6)
 
@@ -445,7 +450,7 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
         if forms_only or (s.login and s.assignment):
             groups.setdefault((s.login, s.assignment) if not forms_only else (s.path,), []).append(s)
     for key, group in groups.items():
-        group.sort(key=lambda s: s.order or (False, 0.0, 0, 0, s.path))
+        group.sort(key=lambda s: s.recency)
         on_time = [s for s in group if not s.late]
         latest = on_time[-1] if deadlines.policy == "refuse" and on_time else group[-1]
         latest.counted = True
