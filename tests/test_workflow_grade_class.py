@@ -14,6 +14,7 @@ graded with 1, 2 and 4 shards: each gives a gradebook, and the three are the sam
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -140,11 +141,13 @@ def _run_workflow(tmp: pathlib.Path, shards: int, submissions: pathlib.Path) -> 
         matrix = _eval((job.get("strategy") or {}).get("matrix") or {}, ctx)
         matrix = {k: _eval(v, ctx) for k, v in matrix.items()} if isinstance(matrix, dict) else {}
         cells = [{"shard": s} for s in matrix["shard"]] if matrix else [{}]
-        for cell in cells:
+        def run(cell, name=name, job=job, ctx=ctx, n=len(cells)):
             workspace = tmp / f"{name}-{cell.get('shard', 0)}-of-{shards}"
             _checkout(workspace, submissions)
-            done[name] = _run_job(job, {**ctx, "matrix": cell, "strategy": {"job-total": len(cells)}},
-                                  workspace, store, bin_dir)
+            return _run_job(job, {**ctx, "matrix": cell, "strategy": {"job-total": n}}, workspace, store, bin_dir)
+
+        with concurrent.futures.ThreadPoolExecutor(len(cells)) as pool:  # a matrix's jobs run at once
+            done[name] = list(pool.map(run, cells))[-1]
     assert len([k for k in store if k.startswith("shard-")]) == shards
     return store["gradebook"]
 
