@@ -206,3 +206,9 @@ class TestKingman:
             theory.kingman_wait_s(1.0, 8)
         with pytest.raises(ValueError, match="^arrival_cv2 must be"):
             theory.kingman_wait_s(0.5, 8, arrival_cv2=-1)
+
+
+def test_the_module_examples_run():
+    import doctest
+
+    assert doctest.testmod(theory).failed == 0
