@@ -208,6 +208,25 @@ class TestKingman:
             theory.kingman_wait_s(0.5, 8, arrival_cv2=-1)
 
 
+class TestPeakedStaffing:
+    def test_poisson_traffic_gives_the_square_root_rule(self):
+        for load in (2.88, 40.0, 400.0):
+            assert theory.peaked_sqrt_staffing(load, 1.0, 0.01) == erlang.sqrt_staffing(load, 0.01)
+
+    def test_the_margin_grows_with_the_root_of_the_peakedness(self):
+        beta = erlang.halfin_whitt_beta(0.01)
+        assert beta == pytest.approx(2.3749, abs=1e-4)
+        assert theory.peaked_sqrt_staffing(40, 4.0, 0.01) == math.ceil(40 + 2 * beta * math.sqrt(40))
+        # chapter 12's coding hour: L = 2.88 slots, variance-to-mean 13.2 per second
+        assert theory.peaked_sqrt_staffing(2.88, 13.19, 0.01) - 2.88 == pytest.approx(15, abs=1)
+
+    def test_bad_input(self):
+        with pytest.raises(ValueError, match="^peakedness must be"):
+            theory.peaked_sqrt_staffing(40, 0, 0.01)
+        with pytest.raises(ValueError, match="^p_wait must be"):
+            theory.peaked_sqrt_staffing(40, 2, 1.5)
+
+
 def test_the_module_examples_run():
     import doctest
 

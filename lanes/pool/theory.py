@@ -29,7 +29,10 @@ Allen-Cunneen) are in :mod:`lanes.pool.erlang`, and this module reuses them.
   thrash, and it grows exponentially with the job's length.
 * :func:`kingman_wait_s` is Kingman's G/G/1 approximation, which carries the
   arrival stream's variability ``arrival_cv2`` into the wait (the many-server
-  version is :func:`lanes.pool.erlang.allen_cunneen_wait_s`).
+  version is :func:`lanes.pool.erlang.allen_cunneen_wait_s`);
+  :func:`peaked_sqrt_staffing` carries the variability of the *count* of busy
+  servers (its peakedness, the variance-to-mean ratio, 1 for Poisson) into
+  square-root staffing.
 
 Units: rates per second, times in seconds, second moments in s^2.  Standard
 library only.
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .. import _checks
+from .erlang import halfin_whitt_beta
 
 __all__ = [
     "JobClass",
@@ -59,6 +63,7 @@ __all__ = [
     "resume_time_s",
     "repeat_time_s",
     "kingman_wait_s",
+    "peaked_sqrt_staffing",
 ]
 
 #: Most classes a priority formula takes: the sums are one pass each, this only bounds a typo.
@@ -326,3 +331,34 @@ def kingman_wait_s(rho: float, mean_s: float, *, arrival_cv2: float = 1.0, servi
     ca2 = _checks.number("arrival_cv2", arrival_cv2, lo=0)
     cs2 = _checks.number("service_cv2", service_cv2, lo=0)
     return r / (1 - r) * (ca2 + cs2) / 2 * s
+
+
+def peaked_sqrt_staffing(load: float, peakedness: float, p_wait: float) -> int:
+    """Square-root staffing for traffic burstier than Poisson: ``ceil(L + beta sqrt(z L))`` servers.
+
+    A Poisson stream keeps a number of servers busy whose variance equals its
+    mean ``L``; a burstier one has variance ``z L``, ``z`` being its
+    peakedness (the variance-to-mean ratio of the busy count, or of arrival
+    counts over windows about one holding time long).  The spare servers
+    scale with the standard deviation, ``sqrt(z L)``, so the Halfin-Whitt
+    margin ``beta sqrt(L)`` grows by ``sqrt(z)`` (Hayward's and Whitt's
+    peakedness approximations).  ``peakedness=1`` gives
+    :func:`lanes.pool.erlang.sqrt_staffing`.  A first guess for a sweep: it
+    sees one variance-to-mean ratio, not the time scale of the bursts.
+
+    Parameters
+    ----------
+    load : float
+        Offered load in erlangs (mean busy servers), > 0.
+    peakedness : float
+        Variance-to-mean ratio ``z`` of the busy count, > 0.
+    p_wait : float
+        Target probability of waiting, in (0, 1).
+    """
+    a = _checks.number("load", load, lo=0, lo_open=True)
+    z = _checks.number("peakedness", peakedness, lo=0, lo_open=True)
+    beta = halfin_whitt_beta(p_wait)
+    spare = beta * math.sqrt(z * a)
+    if a + spare > 1e15:
+        raise ValueError(f"load x peakedness must leave fewer than 1e15 servers (got load={a:g}, peakedness={z:g})")
+    return math.ceil(a + spare - 1e-9)
