@@ -115,6 +115,19 @@ class TestPriority:
         assert with_batch == pytest.approx(alone)
         assert theory.cobham_waits_s([users, JobClass.uniform(0.004, 60, 180)])[0] > 2 * theory.cobham_waits_s([users])[0]
 
+    def test_a_backlog_that_never_runs_out_is_cobhams_limit(self):
+        users, batch = JobClass.uniform(0.05, 4, 12), JobClass.uniform(0.0, 60, 180)
+        got = theory.priority_wait_with_backlog_s(users, batch)
+        # (0.4 x 13/3 + 0.6 x 65) / 0.6: exact fractions
+        exact = (Fraction(2, 5) * Fraction(13, 3) + Fraction(3, 5) * 65) / Fraction(3, 5)
+        assert got == pytest.approx(float(exact), rel=1e-12)
+        near = JobClass(0.6 / 120 * (1 - 1e-9), 120, batch.second_moment_s2)  # backlog load just below 1 - rho
+        assert theory.cobham_waits_s([users, near])[0] == pytest.approx(got, rel=1e-6)
+        with pytest.raises(ValueError, match="^users must bring a load below 1"):
+            theory.priority_wait_with_backlog_s(JobClass.fixed(1, 1), batch)
+        with pytest.raises(ValueError, match="^backlog must be"):
+            theory.priority_wait_with_backlog_s(users, (0, 120, 15600))
+
     def test_cobham_against_a_seeded_simulation(self):
         users, batch = JobClass.uniform(0.3, 0.5, 1.5), JobClass.uniform(0.02, 6, 18)
         high, low = theory.cobham_waits_s([users, batch])

@@ -18,6 +18,8 @@ Allen-Cunneen) are in :mod:`lanes.pool.erlang`, and this module reuses them.
 * :func:`cobham_waits_s` is Cobham's mean wait of each class under
   non-preemptive priority; :func:`sjf_waits_s` is the same with the classes
   ranked by job length (shortest job first);
+  :func:`priority_wait_with_backlog_s` is Cobham's top class when a backlog
+  of lower-priority work is always waiting (the server never idles);
   :func:`preemptive_resume_times_s` is the mean time in system under
   preemptive-resume priority.
 * :func:`conservation_sum_s` is Kleinrock's conservation law: for any
@@ -58,6 +60,7 @@ __all__ = [
     "mg1_wait_s",
     "cobham_waits_s",
     "sjf_waits_s",
+    "priority_wait_with_backlog_s",
     "preemptive_resume_times_s",
     "conservation_sum_s",
     "resume_time_s",
@@ -214,6 +217,33 @@ def sjf_waits_s(classes: Sequence[JobClass]) -> tuple[float, ...]:
     for rank, i in enumerate(order):
         waits[i] = ranked[rank]
     return tuple(waits)
+
+
+def priority_wait_with_backlog_s(users: JobClass, backlog: JobClass) -> float:
+    """Mean wait of the top class on one server when lower-priority work never runs out (s).
+
+    Strict priority without eviction, and a backlog that takes the server
+    whenever no user waits: the server never idles, the backlog runs for the
+    share ``1 - rho`` of the time that the users (load ``rho``) leave, and an
+    arriving user finds, on average, ``W0 = rho R_users + (1 - rho) R_backlog``
+    of work in service still to finish (``R`` the mean residual lives).  The
+    users ahead of it add the factor of Cobham's formula:
+    ``W = W0 / (1 - rho)``.  The backlog's ``rate_per_s`` is not used: it takes
+    every moment the users leave.
+
+    Parameters
+    ----------
+    users : JobClass
+        The top class; its load must be below 1.
+    backlog : JobClass
+        The service times of the waiting lower-priority work.
+    """
+    u = _checks.instance("users", users, JobClass)
+    b = _checks.instance("backlog", backlog, JobClass)
+    rho = u.load
+    if rho >= 1:
+        raise ValueError(f"users must bring a load below 1 (got rho={rho:g}); at or above it their wait grows without bound")
+    return (rho * u.residual_s + (1 - rho) * b.residual_s) / (1 - rho)
 
 
 def preemptive_resume_times_s(classes: Sequence[JobClass]) -> tuple[float, ...]:
