@@ -146,3 +146,48 @@ class TestReferenceTable:
         free = {spec: 1 - anchor[spec].util for spec in ("reserve:16", "hybrid:8")}
         assert 0 < free["hybrid:8"] < free["reserve:16"]
         assert anchor["hybrid:8"].preempted > 0 and anchor["reserve:16"].preempted == 0
+
+
+class TestOneSlotInClosedForm:
+    """One slot, strict priority, a backlog that never runs out: Cobham's formula against the simulator."""
+
+    ONE = SC.with_(slots=1, trough_rate=0.05, peak_rate=0.05, hours=24)
+
+    @pytest.fixture(scope="class")
+    def waits(self):
+        out = {}
+        for s in (self.ONE, self.ONE.with_(batch_service_s=(15, 45))):
+            out[s.batch_service_s] = [lanes.simulate(s.with_(seed=k), "priority").waits_frame()["wait_s"].mean()
+                                      for k in SEEDS]
+        return out
+
+    def test_the_backlog_never_runs_out_in_the_window(self):
+        assert self.ONE.backlog * MEAN_BATCH_S > 10 * self.ONE.ticks
+        assert (self.ONE.hours, self.ONE.peak_rate, self.ONE.trough_rate) == (24, 0.05, 0.05)
+
+    def test_mean_residual_is_65_s_not_half_the_mean(self, text):
+        from lanes.pool.theory import JobClass
+
+        assert text["one_residual"] == JobClass.uniform(0, *SC.batch_service_s).residual_s == 65
+        assert text["one_residual_short"] == 65 / 4
+        assert text["mean_batch_s"] / 2 < text["one_residual"]
+
+    def test_cobham_lies_inside_the_simulated_range_for_both_job_lengths(self, waits, text):
+        from lanes.pool import theory
+
+        users = theory.JobClass.uniform(0.05, *SC.inter_service_s)
+        for lengths, key in (((60, 180), ""), ((15, 45), "_short")):
+            formula = theory.priority_wait_with_backlog_s(users, theory.JobClass.uniform(0, *lengths))
+            sim = waits[lengths]
+            assert text[f"one_formula{key}"] == pytest.approx(formula)
+            assert (text[f"one_sim{key}_lo"], text[f"one_sim{key}_hi"]) == pytest.approx((min(sim), max(sim)))
+            assert min(sim) <= formula <= max(sim) * 1.01  # the 1 s tick rounds waits a little down
+        assert text["one_formula_short"] < text["one_formula"] / 3
+
+    def test_preemptive_resume_leaves_users_their_own_wait_only(self, text):
+        from lanes.pool import theory
+
+        users = theory.JobClass.uniform(0.05, *SC.inter_service_s)
+        assert text["one_users_load"] == pytest.approx(0.4)
+        assert text["one_alone"] == pytest.approx(theory.mg1_wait_s([users]))
+        assert text["one_alone"] < text["one_formula_short"] / 5
