@@ -152,6 +152,23 @@ class TestTenantCost:
         assert tw.output_s_per_token == pytest.approx(step / 64)
         assert round(tw.output_weight, 1) == 4.8
 
+    def test_in_a_mixed_step_an_output_token_costs_about_one_input_token(self):
+        """The 4.76 weight holds for decode-only steps; beside a prefill chunk the step is compute-bound."""
+        from glued_values import glued, notebook
+        from lanes import prose
+
+        text = glued("09_chains_latency_and_fairness")
+        tw = chains.token_weights(decoders=64, decoder_context_tokens=2048, prompt_tokens=200)
+        mixed = [(2048, 1)] * 64 + [(0, text["lp_chunk"])]
+        cost = [steps.step_cost(s, model=LLAMA8B, hardware=H100, mfu=0.5).duration_s
+                for s in (mixed, mixed + [(2048, 1)])]
+        weight = (cost[1] - cost[0]) / tw.input_s_per_token
+        assert text["tw_mixed_weight"] == pytest.approx(weight)
+        assert 0.8 < weight < 1.3 and weight < tw.output_weight / 4
+        template = next(t for _, t, _ in prose.templated_cells(notebook("09_chains_latency_and_fairness"))
+                        if "{{tw_weight" in t and "{{tw_rule_batch" in t)
+        assert "{{tw_mixed_weight" in template  # the limit of the weight is said where the weight is
+
     def test_the_rule_of_thumb_needs_far_fuller_steps(self):
         weights = {b: chains.token_weights(decoders=b).output_weight for b in (64, 128, 272, 273)}
         assert weights[272] > 3 >= weights[273]
