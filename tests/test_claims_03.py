@@ -65,7 +65,7 @@ class TestSeedThree:
         assert p99[13] > TARGET_S
         gappy = [0, 2, 4, 6, 8, 10, 12, 16, 20]
         assert min(r for r in gappy if p99[r] <= TARGET_S) == text["r_coarse"] == 16
-        assert text["p99_r0"] == p99[0] == lanes.run_table(SC, ["priority"])["priority"].p99_s
+        assert text["p99_r0_s"] == p99[0] == lanes.run_table(SC, ["priority"])["priority"].p99_s
 
     def test_every_r_above_the_threshold_also_meets_it(self, curve, text):
         assert all(curve["p99_s"][r] <= TARGET_S for r in range(text["r_anchor"], 21))
@@ -93,8 +93,8 @@ def test_the_smallest_r_on_seed_3_is_not_shown_before_or_beside_its_reveal(text)
 
 def test_one_runs_p99_at_r0_is_given_with_the_spread_over_seeds(grid, text):
     at_r0 = grid[grid.reserve == 0].p99_s
-    assert (text["p99_r0_low"], text["p99_r0_high"]) == (at_r0.min(), at_r0.max())
-    assert at_r0.min() < text["p99_r0"] < at_r0.max()
+    assert (text["p99_r0_low_s"], text["p99_r0_high_s"]) == (at_r0.min(), at_r0.max())
+    assert at_r0.min() < text["p99_r0_s"] < at_r0.max()
 
 
 class TestAcrossTenSeeds:
@@ -220,7 +220,7 @@ class TestSquareRootStaffing:
 class TestChunking:
     def test_same_total_work(self, text):
         assert SHORT.backlog * 30 == SC.backlog * DRAIN_S
-        assert (text["short_lo"], text["short_hi"]) == SHORT.batch_service_s
+        assert (text["short_lo_s"], text["short_hi_s"]) == SHORT.batch_service_s
 
     def test_short_jobs_need_less_headroom_on_every_seed(self, scan_short, grid, text):
         per_seed_short = scan_short.set_index("seed")["reserve"]
@@ -234,7 +234,7 @@ class TestChunking:
                              metrics=["p99_s", "util", "preempted"])
         assert (common.preempted == 0).all()  # no eviction needed
         long_util = grid[grid.reserve == text["r_all"]].util
-        assert common.p99_s.max() == text["p99_short_max"] <= TARGET_S
+        assert common.p99_s.max() == text["p99_short_max_s"] <= TARGET_S
         assert common.util.min() == pytest.approx(text["util_short_low"])
         assert long_util.max() == pytest.approx(text["util_long_high"])
         assert common.util.min() > long_util.max()
@@ -242,10 +242,10 @@ class TestChunking:
     def test_mean_residual_life_of_the_two_job_lengths(self, text):
         from lanes.pool.theory import JobClass
 
-        assert text["residual_long"] == JobClass.uniform(0, *SC.batch_service_s).residual_s == 65
-        assert text["residual_short"] == JobClass.uniform(0, *SHORT.batch_service_s).residual_s == 65 / 4
-        assert text["half_mean_long"] == DRAIN_S / 2 < text["residual_long"]
-        assert (text["long_lo"], text["long_hi"]) == SC.batch_service_s
+        assert text["residual_long_s"] == JobClass.uniform(0, *SC.batch_service_s).residual_s == 65
+        assert text["residual_short_s"] == JobClass.uniform(0, *SHORT.batch_service_s).residual_s == 65 / 4
+        assert text["half_mean_long_s"] == DRAIN_S / 2 < text["residual_long_s"]
+        assert (text["long_lo_s"], text["long_hi_s"]) == SC.batch_service_s
 
     def test_rule_of_thumb_moves_the_same_way_and_overshoots_more(self, text):
         slope = littles.diurnal_max_slope(SC.trough_rate, SC.peak_rate, SC.ticks)

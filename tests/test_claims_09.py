@@ -67,8 +67,8 @@ class TestP99Knee:
     def test_exponential_band_straddles_the_formula_just_past_its_limit(self, text):
         k = chains.p99_knee(service_s=0.0665, p99_target_s=1.0)
         assert text["exp_all_at"] < k.rho_max < text["exp_next"]
-        assert text["exp_formula_next"] == pytest.approx(queueing.mm1_response_quantile_s(0.0665, text["exp_next"]))
-        assert text["exp_lo_next"] < text["exp_formula_next"] < text["exp_hi_next"]
+        assert text["exp_formula_next_s"] == pytest.approx(queueing.mm1_response_quantile_s(0.0665, text["exp_next"]))
+        assert text["exp_lo_next_s"] < text["exp_formula_next_s"] < text["exp_hi_next_s"]
 
     def test_lognormal_limit_is_about_half_load(self, text):
         """Seeds of 50,000 requests per load: all meet 1 s at 0.4, none at 0.6, and 0.5 straddles it."""
@@ -78,7 +78,7 @@ class TestP99Knee:
         assert max(runs[0.4]) <= 1.0 < min(runs[0.6])
         assert min(runs[0.5]) < 1.0 < max(runs[0.5])
         assert (text["logn_all_at"], text["logn_mid"], text["logn_none_at"], text["logn_n_mid"]) == (0.4, 0.5, 0.6, 1)
-        assert (text["logn_lo_mid"], text["logn_hi_mid"]) == pytest.approx((min(runs[0.5]), max(runs[0.5])))
+        assert (text["logn_lo_mid_s"], text["logn_hi_mid_s"]) == pytest.approx((min(runs[0.5]), max(runs[0.5])))
 
     def test_a_longer_run_agrees(self):
         """A longer Lindley recursion at 0.6: p99 about 1.249 s (2 million customers), clear of the target."""
