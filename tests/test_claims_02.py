@@ -46,7 +46,7 @@ def test_every_glued_name_in_the_text_is_computed(text):
 
 def test_setting(text):
     assert SC.seed == 3  # the text calls the anchor draw 'seed 3'
-    assert (text["backlog"], text["batch_lo"], text["batch_hi"]) == (SC.backlog, *SC.batch_service_s)
+    assert (text["backlog"], text["batch_lo_s"], text["batch_hi_s"]) == (SC.backlog, *SC.batch_service_s)
     assert text["late_after"] == lanes.LATE_AFTER_S == 2
     budget = littles.slot_budget(SC.slots, SC.trough_rate, SC.peak_rate, 8)
     assert (text["idle_peak"], text["idle_trough"]) == (budget.idle_peak, budget.idle_trough)
@@ -55,14 +55,14 @@ def test_setting(text):
 class TestMisconceptionPriorityMeansNoWait:
     def test_seed_3(self, anchor, text):
         prio, fifo = anchor["priority"], anchor["fifo"]
-        assert (prio.p50_s, prio.p99_s) == (text["prio_p50"], text["prio_p99"]) == (2, 22)
+        assert (prio.p50_s, prio.p99_s) == (text["prio_p50_s"], text["prio_p99_s"]) == (2, 22)
         assert prio.late_fraction == pytest.approx(text["prio_late"])
         assert prio.p99_s > 10 * prio.p50_s  # the median is repaired, the tail is not
         assert fifo.p50_s / 3600 == pytest.approx(text["fifo_p50_h"]) and fifo.p50_s > 4 * 3600
 
     def test_priority_leaves_users_waiting_on_every_seed(self, runs, text):
         prio = runs[runs.policy == "priority"]
-        assert (prio.p99_s.min(), prio.p99_s.max()) == (text["prio_p99_low"], text["prio_p99_high"])
+        assert (prio.p99_s.min(), prio.p99_s.max()) == (text["prio_p99_low_s"], text["prio_p99_high_s"])
         assert (prio.late_fraction.min(), prio.late_fraction.max()) == pytest.approx(
             (text["prio_late_low"], text["prio_late_high"]))
         assert (prio.p99_s > 10 * lanes.LATE_AFTER_S / 2).all()
@@ -103,11 +103,11 @@ class TestWhenUsersWait:
 
         table = [self.hourly(r) for r in prio_runs.values()]
         medians = [statistics.median(col) for col in zip(*table)]
-        assert medians[0] == text["band_first_median"]
-        assert max(medians[1:]) == text["band_later_median_max"]
+        assert medians[0] == text["band_first_median_s"]
+        assert max(medians[1:]) == text["band_later_median_max_s"]
         assert medians[0] > 2 * max(medians[1:])
         low = min(min(row) for row in table)
-        assert low == text["band_low_min"] and low > 2 * lanes.LATE_AFTER_S
+        assert low == text["band_low_min_s"] and low > 2 * lanes.LATE_AFTER_S
 
     def test_first_hour_against_peak_hour(self, prio_runs, text):
         first_worse = peak_later = 0
@@ -146,3 +146,48 @@ class TestReferenceTable:
         free = {spec: 1 - anchor[spec].util for spec in ("reserve:16", "hybrid:8")}
         assert 0 < free["hybrid:8"] < free["reserve:16"]
         assert anchor["hybrid:8"].preempted > 0 and anchor["reserve:16"].preempted == 0
+
+
+class TestOneSlotInClosedForm:
+    """One slot, strict priority, a backlog that never runs out: Cobham's formula against the simulator."""
+
+    ONE = SC.with_(slots=1, trough_rate=0.05, peak_rate=0.05, hours=24)
+
+    @pytest.fixture(scope="class")
+    def waits(self):
+        out = {}
+        for s in (self.ONE, self.ONE.with_(batch_service_s=(15, 45))):
+            out[s.batch_service_s] = [lanes.simulate(s.with_(seed=k), "priority").waits_frame()["wait_s"].mean()
+                                      for k in SEEDS]
+        return out
+
+    def test_the_backlog_never_runs_out_in_the_window(self):
+        assert self.ONE.backlog * MEAN_BATCH_S > 10 * self.ONE.ticks
+        assert (self.ONE.hours, self.ONE.peak_rate, self.ONE.trough_rate) == (24, 0.05, 0.05)
+
+    def test_mean_residual_is_65_s_not_half_the_mean(self, text):
+        from lanes.pool.theory import JobClass
+
+        assert text["one_residual_s"] == JobClass.uniform(0, *SC.batch_service_s).residual_s == 65
+        assert text["one_residual_short_s"] == 65 / 4
+        assert text["mean_batch_s"] / 2 < text["one_residual_s"]
+
+    def test_cobham_lies_inside_the_simulated_range_for_both_job_lengths(self, waits, text):
+        from lanes.pool import theory
+
+        users = theory.JobClass.uniform(0.05, *SC.inter_service_s)
+        for lengths, key in (((60, 180), ""), ((15, 45), "_short")):
+            formula = theory.priority_wait_with_backlog_s(users, theory.JobClass.uniform(0, *lengths))
+            sim = waits[lengths]
+            assert text[f"one_formula{key}_s"] == pytest.approx(formula)
+            assert (text[f"one_sim{key}_lo_s"], text[f"one_sim{key}_hi_s"]) == pytest.approx((min(sim), max(sim)))
+            assert min(sim) <= formula <= max(sim) * 1.01  # the 1 s tick rounds waits a little down
+        assert text["one_formula_short_s"] < text["one_formula_s"] / 3
+
+    def test_preemptive_resume_leaves_users_their_own_wait_only(self, text):
+        from lanes.pool import theory
+
+        users = theory.JobClass.uniform(0.05, *SC.inter_service_s)
+        assert text["one_users_load"] == pytest.approx(0.4)
+        assert text["one_alone_s"] == pytest.approx(theory.mg1_wait_s([users]))
+        assert text["one_alone_s"] < text["one_formula_short_s"] / 5

@@ -14,7 +14,7 @@ import pytest
 import lanes
 from lanes.pool import littles
 from lanes.pool.sweep import SEEDS, seeds_meeting, smallest_meeting, smallest_reserve, sweep_seeds
-from glued_values import glued, referenced
+from glued_values import glued, notebook, referenced
 
 STEM = "03_headroom"
 SC = lanes.Scenario()
@@ -65,7 +65,7 @@ class TestSeedThree:
         assert p99[13] > TARGET_S
         gappy = [0, 2, 4, 6, 8, 10, 12, 16, 20]
         assert min(r for r in gappy if p99[r] <= TARGET_S) == text["r_coarse"] == 16
-        assert text["p99_r0"] == p99[0] == lanes.run_table(SC, ["priority"])["priority"].p99_s
+        assert text["p99_r0_s"] == p99[0] == lanes.run_table(SC, ["priority"])["priority"].p99_s
 
     def test_every_r_above_the_threshold_also_meets_it(self, curve, text):
         assert all(curve["p99_s"][r] <= TARGET_S for r in range(text["r_anchor"], 21))
@@ -74,6 +74,27 @@ class TestSeedThree:
         done = curve["batch_done"].tolist()
         assert all(a > b for a, b in zip(done, done[1:]))
         assert curve["p99_s"][20] < curve["p99_s"][0]
+
+
+def test_the_smallest_r_on_seed_3_is_not_shown_before_or_beside_its_reveal(text):
+    """Its figure is folded with the reveal, and the prose under them does not state it."""
+    import re
+
+    cells = notebook(STEM)["cells"]
+    ask = next(k for k, c in enumerate(cells) if "my_guess_smallest_r = None" in "".join(c["source"]))
+    k = ask + 1
+    while cells[k]["cell_type"] == "code":  # the reveal and the figure drawn from it
+        assert "hide-output" in cells[k]["metadata"].get("tags", []), k
+        k += 1
+    first = "".join(cells[k]["source"]).split("## ")[0]
+    assert not re.search(rf"R = {text['r_anchor']}\b", first)
+    assert not re.search(rf"\b{text['r_coarse']} instead", first)
+
+
+def test_one_runs_p99_at_r0_is_given_with_the_spread_over_seeds(grid, text):
+    at_r0 = grid[grid.reserve == 0].p99_s
+    assert (text["p99_r0_low_s"], text["p99_r0_high_s"]) == (at_r0.min(), at_r0.max())
+    assert at_r0.min() < text["p99_r0_s"] < at_r0.max()
 
 
 class TestAcrossTenSeeds:
@@ -139,6 +160,49 @@ class TestSquareRootStaffing:
         # the exact count is the smallest with P(wait) <= 1%
         assert erlang.erlang_c(int(load) + 17, load) <= 0.01 < erlang.erlang_c(int(load) + 16, load)
 
+    def test_beta_is_shown_to_enough_digits_to_give_the_r_the_text_states(self, text):
+        """2.37 x sqrt(40) = 14.99 rounds up to 15; beta must be shown as 2.375 (-> 15.02 -> 16)."""
+        import math
+        import re
+
+        from lanes import prose
+
+        shown = re.search(r"\$\\beta\$ = ([0-9.]+)", prose.render(self._template(r"\beta$ = {{beta"), text))
+        assert shown, "the text no longer shows beta"
+        assert math.ceil(float(shown.group(1)) * math.sqrt(littles.busy_slots(SC.peak_rate, HOLD_S))) == text["r_sqrt"]
+        assert text["beta_sqrt_load"] == pytest.approx(text["beta"] * math.sqrt(40))
+        assert 15 < text["beta_sqrt_load"] < 15.05
+
+    @staticmethod
+    def _template(marker):
+        from lanes import prose
+
+        return next(t for _, t, _ in prose.templated_cells(notebook(STEM)) if marker in t)
+
+    def test_p99_target_and_one_in_a_hundred_waiting_differ_widely(self, text):
+        from lanes.pool import erlang
+
+        load = littles.busy_slots(SC.peak_rate, HOLD_S)
+        c = erlang.servers_for_wait(load, 0.01)
+        tail = erlang.mmc_wait_tail(c, load, HOLD_S, TARGET_S)
+        assert c == 57 and text["tail_at_c"] == pytest.approx(tail)
+        assert tail < 0.01 / 50  # not 'about' the 1% of P(wait > 0)
+        assert "waits at all" not in self._template("Which $p$?")
+
+    def test_the_literal_mmc_reading_asks_for_less_than_any_seed_needs(self, grid, text):
+        from lanes.pool import erlang
+
+        load = littles.busy_slots(SC.peak_rate, HOLD_S)
+        c = next(c for c in range(41, 200) if erlang.mmc_wait_tail(c, load, HOLD_S, TARGET_S) <= 0.01)
+        assert text["r_mmc"] == c - load == 10
+        assert text["r_mmc"] < smallest_meeting(grid, "p99_s", TARGET_S).min()
+
+    def test_the_folded_reveal_opens_with_the_guess_not_the_answer(self):
+        cells = notebook(STEM)["cells"]
+        ask = next(k for k, c in enumerate(cells) if "my_guess_r_sqrt = None" in "".join(c["source"]))
+        first = "".join(cells[ask + 1]["outputs"][0]["text"]).splitlines()[0]
+        assert first.startswith("your guess:")
+
     def test_it_lands_inside_the_simulators_range_and_beats_the_rule_of_thumb(self, grid, text):
         per_seed = smallest_meeting(grid, "p99_s", TARGET_S)
         meeting = seeds_meeting(grid, "p99_s", TARGET_S)
@@ -156,7 +220,7 @@ class TestSquareRootStaffing:
 class TestChunking:
     def test_same_total_work(self, text):
         assert SHORT.backlog * 30 == SC.backlog * DRAIN_S
-        assert (text["short_lo"], text["short_hi"]) == SHORT.batch_service_s
+        assert (text["short_lo_s"], text["short_hi_s"]) == SHORT.batch_service_s
 
     def test_short_jobs_need_less_headroom_on_every_seed(self, scan_short, grid, text):
         per_seed_short = scan_short.set_index("seed")["reserve"]
@@ -170,10 +234,18 @@ class TestChunking:
                              metrics=["p99_s", "util", "preempted"])
         assert (common.preempted == 0).all()  # no eviction needed
         long_util = grid[grid.reserve == text["r_all"]].util
-        assert common.p99_s.max() == text["p99_short_max"] <= TARGET_S
+        assert common.p99_s.max() == text["p99_short_max_s"] <= TARGET_S
         assert common.util.min() == pytest.approx(text["util_short_low"])
         assert long_util.max() == pytest.approx(text["util_long_high"])
         assert common.util.min() > long_util.max()
+
+    def test_mean_residual_life_of_the_two_job_lengths(self, text):
+        from lanes.pool.theory import JobClass
+
+        assert text["residual_long_s"] == JobClass.uniform(0, *SC.batch_service_s).residual_s == 65
+        assert text["residual_short_s"] == JobClass.uniform(0, *SHORT.batch_service_s).residual_s == 65 / 4
+        assert text["half_mean_long_s"] == DRAIN_S / 2 < text["residual_long_s"]
+        assert (text["long_lo_s"], text["long_hi_s"]) == SC.batch_service_s
 
     def test_rule_of_thumb_moves_the_same_way_and_overshoots_more(self, text):
         slope = littles.diurnal_max_slope(SC.trough_rate, SC.peak_rate, SC.ticks)

@@ -13,6 +13,8 @@ engine     the fast event-driven simulator behind :func:`lanes.simulate`
 reference  the plain per-tick simulator the fast one is checked against
 results    result objects, metrics and tables
 littles    Little's law and Poisson-burst calculators
+erlang     Erlang B and C, M/M/c waits, square-root staffing, Allen-Cunneen
+theory     M/G/1 with the residual life, Cobham, SJF, preemption, conservation, Kingman
 sweep      parameter sweeps over scenarios and policies
 plots, widgets, cli   figures, explorers and the ``table`` and ``trace`` subcommands
 """
