@@ -711,7 +711,8 @@ def check_prose(nb: Mapping[str, Any], *, thresholds: Iterable[str] = (),
 # texts are the forms the chapter shows it in: an integer plain and with
 # thousands separators, a float as each placeholder of the prose formats it.
 # Short numbers ("10", "0.5", "3%") stand for too many other things to be read
-# as the answer everywhere; they are looked for only in the reveal's preview
+# as the answer everywhere, and a word answer ("preempt", "less") is one of the
+# options the question names; they are looked for only in the reveal's preview
 # line, where they are the first thing a student sees.
 
 _ANSWER_KEY = "answer"
@@ -793,8 +794,8 @@ def answer_texts(value: Any, specs: Iterable[str] = ()) -> set[str]:
 
 
 def _distinct(text: str) -> bool:
-    return isinstance(text, str) and (sum(ch.isdigit() for ch in text) >= DISTINCT_DIGITS
-                                      or not any(ch.isdigit() for ch in text))
+    # a word answer ("preempt", "less") is one of the options the question names
+    return sum(ch.isdigit() for ch in text) >= DISTINCT_DIGITS
 
 
 def _shows(text: str, haystack: str) -> bool:
