@@ -31,7 +31,8 @@ __all__ = ["glue", "Placeholder", "placeholders", "render", "glued_values", "ren
            "literal_numbers", "check_literals", "check_words", "COMPARISON_PAIRS", "COMPARISON_WORDS",
            "typed_comparisons", "UNITS",
            "check_prose", "Reveal", "reveals",
-           "preview_line", "answer_texts", "check_predictions"]
+           "preview_line", "answer_texts", "check_predictions", "DISTINCT_DIGITS",
+           "BOOK_DIGITS"]
 
 #: ``{{name}}`` or ``{{name:spec}}``; names are Python identifiers.
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::([^{}]*))?\}\}")
@@ -713,11 +714,16 @@ def check_prose(nb: Mapping[str, Any], *, thresholds: Iterable[str] = (),
 # Short numbers ("10", "0.5", "3%") stand for too many other things to be read
 # as the answer everywhere, and a word answer ("preempt", "less") is one of the
 # options the question names; they are looked for only in the reveal's preview
-# line, where they are the first thing a student sees.
+# line, where they are the first thing a student sees.  A number of three
+# digits or more counts anywhere in its chapter; in an earlier chapter, one of
+# four digits or more (:data:`DISTINCT_DIGITS`, :data:`BOOK_DIGITS`).
 
 _ANSWER_KEY = "answer"
-#: A number shown with at least this many digits is an answer wherever it appears.
+#: A number shown with at least this many digits is an answer wherever it appears in
+#: its chapter; in an earlier chapter, with at least :data:`BOOK_DIGITS` (a "14.2"
+#: chapters apart is more likely another quantity than the answer).
 DISTINCT_DIGITS = 3
+BOOK_DIGITS = 4
 _VISIBLE_MIMES = ("text/plain", "text/markdown")
 
 
@@ -793,9 +799,9 @@ def answer_texts(value: Any, specs: Iterable[str] = ()) -> set[str]:
     return texts
 
 
-def _distinct(text: str) -> bool:
+def _distinct(text: str, digits: int = DISTINCT_DIGITS) -> bool:
     # a word answer ("preempt", "less") is one of the options the question names
-    return sum(ch.isdigit() for ch in text) >= DISTINCT_DIGITS
+    return sum(ch.isdigit() for ch in text) >= digits
 
 
 def _shows(text: str, haystack: str) -> bool:
@@ -828,13 +834,14 @@ def check_predictions(chapters: Iterable[tuple[str, Mapping[str, Any]]]) -> list
                  for j, c in enumerate(cells)]
         for rev in reveals(nb, name):
             reveal = cells[rev.cell + 1]
-            before = seen + shown[:rev.cell + 1] + [(f"{name} cell {rev.cell + 1} (its source)",
-                                                     _source(reveal))]
+            here = shown[:rev.cell + 1] + [(f"{name} cell {rev.cell + 1} (its source)",
+                                            _source(reveal))]
             preview = (f"{name} cell {rev.cell + 1} (its folded preview line)", preview_line(reveal))
             for answer, value in rev.answers.items():
                 for text in sorted(answer_texts(value, specs.get(answer, ()))):
-                    places = [w for w, t in (before if _distinct(text) else []) + [preview]
-                              if _shows(text, t)]
+                    looked_at = ((seen if _distinct(text, BOOK_DIGITS) else [])
+                                 + (here if _distinct(text) else []) + [preview])
+                    places = [w for w, t in looked_at if _shows(text, t)]
                     if places:
                         problems.append(f"{name} cell {rev.cell}: the answer {answer} = {text!r}"
                                         f" is shown before its reveal, in {places[0]}"
