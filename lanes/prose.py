@@ -498,7 +498,7 @@ def check_bounds(nb: Mapping[str, Any], thresholds: Iterable[str] = ()) -> list[
 # stands, breaks the phrase and fails.
 
 _NUMBER_RE = re.compile(r"(?<![\w.,/:\-])\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w/])")
-_SPEC_RE = re.compile(r"(?<=`)[a-z_]+:\d+(?=[`,\s])")
+_SPEC_RE = re.compile(r"(?<=`)[a-z_]+:\d+(?=[`,:\s])")
 # contexts where a typed number names something rather than states a result
 _NAMING_RE = re.compile(
     r"(?i)\b(?:chapters?|sets?|exercises?|seeds?|parts?|steps?|figures?|tables?|questions?|q)"
