@@ -108,6 +108,11 @@ def floors():
 
 
 def test_floor_sweep_on_the_anchor_seed(floors):
+    from glued_values import glued
+
+    g = glued("05_starvation_and_aging")
+    # "users hold {{peak_busy}} slots at once at the peak, far more than the {{f32_left}}"
+    assert g["peak_busy"] == max(floors[0].busy_interactive) > 1.5 * g["f32_left"] == 1.5 * (SC.slots - 32)
     mid = SC.ticks // 2
     assert max(floors[f].p99_s for f in (8, 16)) <= 2
     peak32 = floors[32].window(mid - HOUR // 2, mid + HOUR // 2)["p99"]

@@ -608,3 +608,49 @@ def test_the_six_edits_of_the_issue_fail():
     for stem, old, new in cases:
         nb = _chapter(stem)
         assert _problems(stem, _edit_template(nb, old, new)), (stem, old, new)
+
+
+class TestDriftChecks:
+    """Each rule of the drift checks on a made-up cell: what passes, what fails."""
+
+    @staticmethod
+    def nb(template, **values):
+        return TestBoundWords()._nb(template, **values)
+
+    def test_a_comparison_word_is_rendered_from_the_sign(self):
+        assert prose.render("{{d:fewer|more}} {{e:fewer|more}} {{z:fewer|more|as many}}",
+                            {"d": -2, "e": 0.5, "z": 0}) == "fewer more as many"
+        with pytest.raises(ValueError, match="add a third word for a tie"):
+            prose.render("{{z:fewer|more}}", {"z": 0})
+        assert prose.check_words(self.nb("{{d:fewer|more}} slots", d=-1)) == []
+        assert "wrong way round" in prose.check_words(self.nb("{{d:more|fewer}} slots", d=1))[0]
+        assert "not a known comparison pair" in prose.check_words(self.nb("{{d:red|blue}}", d=1))[0]
+
+    def test_a_bound_on_a_list_holds_for_every_value_and_says_something(self):
+        ok = self.nb("every seed at or below {{xs:g|max}} s", xs=[3, 5, 4])
+        assert prose.check_bounds(ok) == []
+        turned = self.nb("every seed at or above {{xs:g|max}} s", xs=[3, 5, 4])
+        assert "is false for xs" in prose.check_bounds(turned)[0]
+        summary = self.nb("every seed at or below {{m:g}} s", m=5)  # the maximum, glued alone
+        assert "holds turned around too" in prose.check_bounds(summary)[0]
+        with pytest.raises(ValueError, match="one |max or |min"):
+            prose.render("{{xs:g}}", {"xs": [1, 2]})
+
+    def test_a_unit_is_the_one_the_name_states(self):
+        assert prose.check_words(self.nb("a step of {{tpot_ms:.0f}} ms, a wait of {{w_s}} s",
+                                         tpot_ms=10.0, w_s=3)) == []
+        assert "end it in _s" in prose.check_words(self.nb("{{tpot_ms:.0f}} s", tpot_ms=10.0))[0]
+        assert "end it in _s" in prose.check_words(self.nb("{{wait}} seconds", wait=3))[0]
+
+    def test_typed_numbers_and_designs_only_inside_listed_phrases(self):
+        nb = self.nb("R from 0 to 20 on seed 3; `reserve:16` wins over {{x}} runs.", x=4)
+        assert len(prose.check_literals(nb, ["R from 0 to 20", "`reserve:16` wins"])) == 0
+        moved = self.nb("R from 0 to 16 on seed 3; `hybrid:8` wins over {{x}} runs.", x=4)
+        found = prose.check_literals(moved, ["R from 0 to 20", "`reserve:16` wins"])
+        assert {"'0'", "'16'", "'hybrid:8'"} <= {p.split("typed ")[1].split(" ")[1] for p in found}
+
+    def test_a_typed_comparison_beside_a_value_is_rendered_or_listed(self):
+        nb = self.nb("the rule asks for {{rule}} slots, more than the {{r}} that met it.", rule=22, r=17)
+        assert "typed comparison 'more'" in prose.check_words(nb)[0]
+        assert prose.check_words(nb, ["slots, more than the"]) == []
+        assert prose.check_words(self.nb("Batch wins more often in general.")) == []  # no value beside
