@@ -28,7 +28,8 @@ from typing import Any, Iterable, Mapping
 
 __all__ = ["glue", "Placeholder", "placeholders", "render", "glued_values", "render_notebook",
            "check_notebook", "PLACEHOLDER", "Bound", "bounds", "check_bounds", "Literal",
-           "literal_numbers", "check_literals", "check_words", "COMPARISON_PAIRS", "COMPARISON_WORDS",
+           "literal_numbers", "check_literals", "check_words", "COMPARISON_PAIRS", "COMPARISON_WORDS", "comparison_words",
+           "unit_after",
            "typed_comparisons", "UNITS",
            "check_prose", "Reveal", "reveals",
            "preview_line", "answer_texts", "check_predictions", "DISTINCT_DIGITS",
@@ -105,7 +106,7 @@ COMPARISON_PAIRS = frozenset({
 })
 
 
-def _choice(spec: str) -> list[str] | None:
+def comparison_words(spec: str) -> list[str] | None:
     """The words of a comparison spec (``fewer|more``), or None for a format spec."""
     parts = [part.strip() for part in spec.split("|")]
     if len(parts) in (2, 3) and len(parts[0]) > 1 and all(_WORD.fullmatch(w) for w in parts) \
@@ -130,7 +131,7 @@ def format_value(value: Any, spec: str) -> str:
     A comparison spec (``{{d:fewer|more}}``, see :data:`COMPARISON_PAIRS`)
     shows a word chosen by the sign of the number ``d``.
     """
-    words = _choice(spec)
+    words = comparison_words(spec)
     if words is not None:
         return _choose(value, words, spec)
     base, *mods = [part.strip() for part in spec.split("|")]
@@ -648,6 +649,12 @@ def typed_comparisons(template: str) -> list[tuple[int, int]]:
     return found
 
 
+def unit_after(template: str, end: int) -> tuple[int, int, str] | None:
+    """The typed unit right after offset ``end`` of ``template`` (start, end, unit), or None."""
+    m = _UNIT_AFTER.match(template[end:end + 12])
+    return None if m is None else (end + m.start(1), end + m.end(1), m.group(1))
+
+
 def check_words(nb: Mapping[str, Any], allowed: Iterable[str] = ()) -> list[str]:
     """Units that do not match their value's name, and comparison words not rendered.
 
@@ -666,7 +673,7 @@ def check_words(nb: Mapping[str, Any], allowed: Iterable[str] = ()) -> list[str]
                 problems.append(f"markdown cell {i}: typed comparison {lit.text!r} ({lit.context!r})"
                                 " beside a computed value; render it ({{d:fewer|more}}) or list the phrase")
         for p in placeholders(template):
-            words = _choice(p.spec)
+            words = comparison_words(p.spec)
             if words is not None:
                 if tuple(words[:2]) not in COMPARISON_PAIRS:
                     turned = tuple(reversed(words[:2])) in COMPARISON_PAIRS
@@ -675,10 +682,10 @@ def check_words(nb: Mapping[str, Any], allowed: Iterable[str] = ()) -> list[str]
                                        " negative difference comes first)" if turned else
                                        "is not a known comparison pair (lanes.prose.COMPARISON_PAIRS)"))
                 continue
-            m = _UNIT_AFTER.match(template[p.end:p.end + 12])
-            if m is None:
+            found = unit_after(template, p.end)
+            if found is None:
                 continue
-            unit = m.group(1)
+            unit = found[2]
             if not p.name.lower().endswith(UNITS[unit]):
                 problems.append(f"markdown cell {i}: {{{{{p.name}}}}} is followed by the unit"
                                 f" {unit!r}, but its name does not say so (end it in"

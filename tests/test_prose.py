@@ -513,7 +513,7 @@ def _edits(stem, nb):
         template = prose.template_of(cell)
         if template is None:
             continue
-        raw = prose._collapse(template)
+        raw = " ".join(template.split())
         one = {"cells": [cell]}
         # 1 and 6: a typed number (alone or in a range) changed to another the chapter types
         for lit in prose.literal_numbers(one):
@@ -540,7 +540,7 @@ def _edits(stem, nb):
                     yield "bound", f"{b.phrase} {{{{{b.name}}}}}", _retemplate(cell, turned), cell
         # 3: a comparison flipped, rendered (the pair swapped) or typed (the word swapped)
         for p in prose.placeholders(raw):
-            words = prose._choice(p.spec)
+            words = prose.comparison_words(p.spec)
             if words:
                 spec = "|".join([words[1], words[0], *words[2:]])
                 flipped = raw[:p.start] + f"{{{{{p.name}:{spec}}}}}" + raw[p.end:]
@@ -558,11 +558,10 @@ def _edits(stem, nb):
                 yield "winner", f"{{{{{p.name}}}}}", _retemplate(cell, raw[:p.start] + new + raw[p.end:]), cell
         # 5: a unit changed
         for p in prose.placeholders(raw):
-            m = prose._UNIT_AFTER.match(raw[p.end:p.end + 12])
-            if m:
-                a, b = p.end + m.start(1), p.end + m.end(1)
-                new = OTHER_UNIT[m.group(1)]
-                yield "unit", f"{{{{{p.name}}}}} {m.group(1)}", _retemplate(cell, raw[:a] + new + raw[b:]), cell
+            found = prose.unit_after(raw, p.end)
+            if found:
+                a, b, unit = found
+                yield "unit", f"{{{{{p.name}}}}} {unit}", _retemplate(cell, raw[:a] + OTHER_UNIT[unit] + raw[b:]), cell
 
 
 def _cell_problems(stem, values_cell, cell):
