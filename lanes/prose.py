@@ -16,6 +16,15 @@ chapter; the tests check that every committed rendering is the template
 rendered from the committed values, so a number typed into the prose by hand,
 or a stale one, fails.
 
+Claims that cannot drift (:func:`check_prose`): a bound word beside a value
+holds for the unrounded value, or for every value of a glued list, and says
+something (it fails turned around); a comparison word is rendered from the
+sign of a value (``{{d:fewer|more}}``); a unit typed after a value is the one
+its name states (``wait_s``); a number or a numbered policy typed into the
+prose stands inside a phrase the chapter lists, so changing it fails.
+Predictions that predict (:func:`check_predictions`): no answer is visible
+before its reveal, in the book or in JupyterLab's folded preview line.
+
 Standard library only.
 """
 
@@ -28,12 +37,10 @@ from typing import Any, Iterable, Mapping
 
 __all__ = ["glue", "Placeholder", "placeholders", "render", "glued_values", "render_notebook",
            "check_notebook", "PLACEHOLDER", "Bound", "bounds", "check_bounds", "Literal",
-           "literal_numbers", "check_literals", "check_words", "COMPARISON_PAIRS", "COMPARISON_WORDS", "comparison_words",
-           "unit_after",
-           "typed_comparisons", "UNITS",
-           "check_prose", "Reveal", "reveals",
-           "preview_line", "answer_texts", "check_predictions", "DISTINCT_DIGITS",
-           "BOOK_DIGITS"]
+           "literal_numbers", "check_literals", "check_words", "COMPARISON_PAIRS",
+           "COMPARISON_WORDS", "comparison_words", "unit_after", "typed_comparisons", "UNITS",
+           "check_prose", "Reveal", "reveals", "preview_line", "answer_texts",
+           "check_predictions", "DISTINCT_DIGITS", "BOOK_DIGITS"]
 
 #: ``{{name}}`` or ``{{name:spec}}``; names are Python identifiers.
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::([^{}]*))?\}\}")

@@ -138,7 +138,8 @@ PHRASES = {
         "Under `hybrid:8` the same minimum": NAME, "and under `hybrid:8` to at most": NAME,
         "s? `reserve:16` was sized for": NAME,
         "% more than `reserve:16` (": "the gain beside it is computed over reserve:16's output",
-        "sized for a 2 s target, `reserve:16` keeps slots idle": "chapter 3's p99 target, the one reserve:16 was sized for",
+        "sized for a 2 s target, `reserve:16` keeps slots idle":
+            "chapter 3's p99 target, the one reserve:16 was sized for",
         "showed `hybrid:8` ahead of `reserve:16`,": "the cost-15 comparison of the figure above (counted there)",
         "finishes the fewest batch jobs": "the design named is the one with the fewest (computed)",
         "a little more than the": "freed_per_s > arrive_per_s, checked in test_claims_04",
