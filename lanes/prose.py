@@ -618,13 +618,12 @@ _UNIT_AFTER = re.compile(
     + r")(?![\w/-])")
 
 
-#: Typed words that state a direction; in a clause that shows a computed value they
+#: Typed words that state a direction; in a sentence that shows a computed value they
 #: must be rendered from it, be a checked bound word, or stand in a listed phrase.
 COMPARISON_WORDS = frozenset(w for pair in COMPARISON_PAIRS for w in pair
                              if w not in ("over", "under", "down", "up", "ahead of", "lower", "raise"))
 _COMPARISON_RE = re.compile(r"(?i)\b(" + "|".join(sorted(COMPARISON_WORDS, key=len, reverse=True))
                             + r"|lower)\b(?!-)(?<!\bat least)(?<!\bat most)")
-_CLAUSE_RE = re.compile(r"[.?!;:,()\[\]]|\s[-\u2013\u2014]\s")
 
 
 def _bound_spans(template: str) -> list[tuple[int, int]]:
@@ -642,16 +641,16 @@ def _bound_spans(template: str) -> list[tuple[int, int]]:
 
 
 def typed_comparisons(template: str) -> list[tuple[int, int]]:
-    """Spans of typed comparison words in a clause that shows a computed value, not bound words."""
+    """Spans of typed comparison words in a sentence that shows a computed value, not bound words."""
     text = _prose_only(template)
     bound = _bound_spans(template)
     found = []
     for m in _COMPARISON_RE.finditer(text):
-        cuts = [c.end() for c in _CLAUSE_RE.finditer(text, 0, m.start())]
+        cuts = [c.end() for c in _SENTENCE_END.finditer(text, 0, m.start())]
         start = cuts[-1] if cuts else 0
-        end = _CLAUSE_RE.search(text, m.end())
-        clause = template[start:end.start() if end else len(template)]
-        if PLACEHOLDER.search(clause) and not any(a <= m.start() and m.end() <= b for a, b in bound):
+        end = _SENTENCE_END.search(text, m.end())
+        sentence = template[start:end.start() if end else len(template)]
+        if PLACEHOLDER.search(sentence) and not any(a <= m.start() and m.end() <= b for a, b in bound):
             found.append((m.start(), m.end()))
     return found
 
@@ -665,7 +664,7 @@ def unit_after(template: str, end: int) -> tuple[int, int, str] | None:
 def check_words(nb: Mapping[str, Any], allowed: Iterable[str] = ()) -> list[str]:
     """Units that do not match their value's name, and comparison words not rendered.
 
-    A comparison word typed in a clause that shows a computed value ("{{n}}
+    A comparison word typed in a sentence that shows a computed value ("{{n}}
     slots, more than ...") must be rendered from the values
     (``{{d:fewer|more}}``), be a bound word beside a placeholder (checked by
     :func:`check_bounds`), or stand inside one of the ``allowed`` phrases.

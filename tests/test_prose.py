@@ -91,6 +91,7 @@ THRESHOLDS = {
 
 NAME = "the design the sentence is about (a name, not a result)"
 COUNT = "the comparison the count beside it counts (a flip is a false count)"
+Q = "a quantifier or position, not a comparison of values"
 UNRENDERED = "typed; a claim about values with no computed comparison yet (to render)"
 _OWNER = "typed; the chapter's owner renders it or keeps it (lead: remove once reviewed)"
 
@@ -151,6 +152,11 @@ PHRASES = {
         "The best hybrid on seed 3 is": "the best hybrid, computed",
         "the best hybrid finishes at least": "the best hybrid, computed",
         "% fewer than the best design": "the shortfall beside it is computed as best hybrid against best",
+        "so most arrivals land": "most arrivals: the share that evicts is computed beside it",
+        "evicts all day and most at the daily peak": "peak hour over first hour, counted beside it (peak_more)",
+        "and rises only when bursts": "hybrid_peak_h > hybrid_first_h, checked in test_claims_04",
+        "with fewer evictions, shielding": "hybrid:8 evicts less than preempt, checked in test_claims_04",
+        "costs less than evicting it again": UNRENDERED,
     },
     "05_starvation_and_aging": {
         "queued at t = 0": "t = 0, the start of the run",
@@ -161,6 +167,11 @@ PHRASES = {
         "expense; `reserve:16` keeps users fast": NAME, "Choose pure preemption or `hybrid:8`,": NAME,
         "its worst hour completes": "the minimum, computed", "in its best, because": "the maximum, computed",
         "far more than the {{f32_left}}": "peak_busy > f32_left, checked in test_claims_05",
+        "The promise above is": Q, "when users take more slots": "the premise of the figure",
+        "the two smallest floors": "the floors named (8 and 16)",
+        "users need more slots than such a floor": "the condition of the claim, not a result",
+        "The largest floor,": "the floor named (32)", "Above the floor pure": Q,
+        "the eviction rate falls to zero": "no eviction after hour 2, checked in test_claims_05",
     },
     "06_inside_the_lane": {
         "HTTP 429": "HTTP status 429", "(2015)": "the year of the cited article",
@@ -169,6 +180,11 @@ PHRASES = {
         "plus the longest service": "the maximum, computed", "requests ahead sometimes take longer": UNRENDERED,
         "the longest wait in this run": "the maximum, computed", "load, loses many requests": UNRENDERED,
         "s later, it had already": "the poll interval after the claim (a definition)",
+        "so any later answer": Q, "Once it holds more than a deadline's worth": "the condition of the rule",
+        "every request behind that point": Q, "who never sent more than its usual load": "the scenario's premise",
+        "the rejections fall on": UNRENDERED, "the *longer* of the two limits": UNRENDERED,
+        "The run above checks it": Q, "a lower median latency": UNRENDERED,
+        "than the best bounded FIFO": UNRENDERED, "late answers, more so as the surge grows": UNRENDERED,
     },
     "07_batching": {
         "a batch of 64 takes twice as long per step as a batch of 32": "batch sizes of the misconception",
@@ -178,6 +194,11 @@ PHRASES = {
         "In every column the lowest mean latency is at": "the minimum per column, computed",
         "But the mean latency rises from": "gap25_w200_ms > gap25_w0_ms, checked in test_claims_07",
         "to retry later or elsewhere": "advice, not a comparison of values",
+        "The largest ratio in the table": "the maximum, computed", "Real traffic trickles in. Below,": Q,
+        "no answer in this table faster": "best_wait_everywhere_ms = 0, checked in test_claims_07",
+        "a longer wait always means": "the misconception, quoted",
+        "only when the longest answer of its batch": "static batching's rule (a definition)",
+        "users feel. Below,": Q,
     },
     "08_chains_memory_and_throughput": {
         "Llama 3.1 8B": "a model name", "Llama 3.3 70B": "a model name",
@@ -190,6 +211,8 @@ PHRASES = {
         "swapping is always cheaper\"": "the misconception, quoted",
         "times less than recomputing": "sw_cheaper is recompute over swap (above 1)",
         "Once the copies fall below": "the break-even, a threshold",
+        "goodput drops from all of the": "goodput at the large batch is 0, checked in test_claims_08",
+        "GB/s, recomputing wins,": "below the break-even (its definition)",
     },
     "09_chains_latency_and_fairness": {"it falls to": _OWNER, "caps the worst gap": _OWNER},
     "10_where_it_breaks": {
@@ -200,6 +223,11 @@ PHRASES = {
         "of arrivals above half a second": "a tail probability's definition",
         "above one second; the tick": "a tail probability's definition",
         "varies far less than an exponential": "hold_cv2 < 1, checked in test_claims_10",
+        "it loses the job's own work": "what a checkpoint restart is (a definition)",
+        "finishes more batch work than keeping": "the count beside it (cheap_wins) counts these seeds",
+        "At the flat cost and above": "the costs named after it",
+        "steadier service queues less": "Allen-Cunneen's wait below M/M/c's, checked in test_claims_10",
+        "accounts for most of the gap": "checked in test_claims_10 (closer than half the M/M/c gap)",
     },
     "11_measured_gpu": {
         "Llama 3.1 8B": "a model name", "about 20 minutes": "minutes the chapter takes to work",
@@ -242,6 +270,10 @@ PHRASES = {
         "(64 slots, batch jobs of 60 to 180 s)": "the anchor pool and batch holds",
         "a longest output of": "the maximum, computed", "at its worst second": "the maximum, computed",
         "found the smallest headroom R": "chapter 3's definition of the R sought",
+        "by more than any Poisson stream": "the variance-to-mean ratios beside it, checked in test_claims_12",
+        "The coding hour is more extreme": "its percentiles beside it, checked in test_claims_12",
+        "loads the pool far less than the conversation": "code_L < conv_L, checked in test_claims_12",
+        "is much shorter than the mean": "median below mean, checked in test_claims_12",
     },
 }
 
