@@ -182,9 +182,9 @@ PHRASES = {
         "s later, it had already": "the poll interval after the claim (a definition)",
         "so any later answer": Q, "Once it holds more than a deadline's worth": "the condition of the rule",
         "every request behind that point": Q, "who never sent more than its usual load": "the scenario's premise",
-        "the rejections fall on": UNRENDERED, "the *longer* of the two limits": UNRENDERED,
-        "The run above checks it": Q, "a lower median latency": UNRENDERED,
-        "than the best bounded FIFO": UNRENDERED, "late answers, more so as the surge grows": UNRENDERED,
+        "the rejections fall on": "rejections by tenant, checked in test_claims_06", "the *longer* of the two limits": "queue_timeout_s > overload_after_s, checked in test_claims_06",
+        "The run above checks it": Q, "a lower median latency": COUNT,
+        "than the best bounded FIFO": COUNT, "late answers, more so as the surge grows": UNRENDERED,
     },
     "07_batching": {
         "a batch of 64 takes twice as long per step as a batch of 32": "batch sizes of the misconception",
