@@ -820,7 +820,7 @@ def _distinct(text: str, digits: int = DISTINCT_DIGITS) -> bool:
 def _shows(text: str, haystack: str) -> bool:
     if not any(ch.isdigit() for ch in text):
         return re.search(r"(?<![\w:.-])" + re.escape(text) + r"(?![\w:])", haystack) is not None
-    return re.search(r"(?<![\w.,])" + re.escape(text) + r"(?![\w%]|[.,]\d)", haystack) is not None
+    return re.search(r"(?<![\w.,])" + re.escape(text) + r"(?!\w|[.,]\d)", haystack) is not None
 
 
 def _specs_by_name(nb: Mapping[str, Any]) -> dict[str, set[str]]:

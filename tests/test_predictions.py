@@ -122,3 +122,11 @@ class TestTheCheckCanFail:
         assert prose.preview_line(cell) == ""  # a recorded value shows nothing
         cell = {"outputs": [self.stream("\nfirst\nsecond\n"), self.stream("third\n")]}
         assert prose.preview_line(cell) == "first"
+
+    def test_a_float_answer_is_looked_for_as_the_prose_shows_it(self):
+        nb = self.chapter(before="Earlier: 27.0% of arrivals evict.", answer=26.96)
+        nb["cells"].append({"cell_type": "markdown", "metadata": {"lanes": {"prose": "{{n:.1f}}% evict."}},
+                            "source": "27.0% evict."})
+        assert "the answer n = '27.0'" in prose.check_predictions([("01_x", nb)])[0]
+        nb["cells"][0]["source"] = "Earlier: 12.0% of arrivals evict."
+        assert prose.check_predictions([("01_x", nb)]) == []
