@@ -513,8 +513,13 @@ TURNED = {
     "or better": "or lower", "or more": "or less", "or above": "or below", "or higher": "or lower",
     "or less": "or more", "or fewer": "or more", "or below": "or above", "or lower": "or higher",
 }
-#: Each comparison word and its opposite (both directions of every pair).
-OPPOSITE = {**{lo: hi for lo, hi in prose.COMPARISON_PAIRS}, **{hi: lo for lo, hi in prose.COMPARISON_PAIRS}}
+#: Each comparison word and its opposite (both directions of every pair whose words the
+#: checker reads as comparisons), the same in every run: pairs in sorted order, first wins.
+OPPOSITE: dict[str, str] = {}
+for _lo, _hi in sorted(prose.COMPARISON_PAIRS):
+    if prose.typed_comparisons(f"{{{{x}}}} {_lo}, {_hi}") == [(6, 6 + len(_lo)), (8 + len(_lo), 8 + len(_lo) + len(_hi))]:
+        OPPOSITE.setdefault(_lo, _hi)
+        OPPOSITE.setdefault(_hi, _lo)
 #: A unit and another of the same kind.
 OTHER_UNIT = {"s": "ms", "second": "minute", "seconds": "minutes", "ms": "s", "us": "ms", "µs": "ms",
               "h": "min", "hour": "minute", "hours": "minutes", "min": "h", "minute": "hour",
