@@ -66,14 +66,14 @@ def test_each_rule_at_least_doubles_goodput_on_every_seed():
 def test_late_answers_come_from_waits_longer_than_the_bound_allows_for():
     g = glued("06_inside_the_lane")
     # the sizing adds up exactly to the deadline ...
-    assert g["wait_room"] + g["longest_service"] == g["deadline_s"] == SC.deadline_s
+    assert g["wait_room_s"] + g["longest_service_s"] == g["deadline_s"] == SC.deadline_s
     r = simulate_lane(SC, LanePolicy(max_queue=BOUND))
     late = [x for x in r.records if x.outcome == "late"]
     assert len(late) == g["bound_late"] > 0
     # ... so every late answer waited longer than wait_room: slots freed slower than on average
-    assert all(x.start_s - x.arrival_s > g["wait_room"] for x in late)
+    assert all(x.start_s - x.arrival_s > g["wait_room_s"] for x in late)
     waits = [x.start_s - x.arrival_s for x in r.records if x.start_s is not None]
-    assert max(waits) == pytest.approx(g["bound_max_wait"]) and max(waits) > g["wait_room"]
+    assert max(waits) == pytest.approx(g["bound_max_wait_s"]) and max(waits) > g["wait_room_s"]
 
 
 def test_fair_share_floor_is_the_lowest_seed():

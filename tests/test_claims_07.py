@@ -75,32 +75,70 @@ class TestMicroBatcher:
         assert r.batch_sizes == (1,) * 20
         assert (g["deadline_calls"], g["deadline_total_ms"]) == (20, pytest.approx(1000))
 
+    @staticmethod
+    def exact(gap_ms, wait_ms):
+        """The trickle run on a clock in whole milliseconds: every time is an integer, so
+        an arrival at the instant a call ends ties with it exactly, as the chapter runs it."""
+        return simulate_batches([k * gap_ms for k in range(20)], max_batch=8, max_wait_s=wait_ms,
+                                model_call_s=50)
+
     def test_trickle_10ms_apart_no_wait_batches_and_a_wait_costs_latency(self, g):
-        arrivals = [k * 10 / 1000 for k in range(20)]
-        none = simulate_batches(arrivals, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
-        wait = simulate_batches(arrivals, max_batch=8, max_wait_s=0.2, model_call_s=0.05)
+        none, wait = self.exact(10, 0), self.exact(10, 200)
         assert 1 < none.batches < 20 and wait.batches < none.batches
         assert (g["gap10_calls0"], g["gap10_calls200"]) == (none.batches, wait.batches)
         assert g["gap10_ratio"] == pytest.approx(wait.mean_latency_s / none.mean_latency_s)
         assert g["gap10_ratio"] > 1
 
     def test_sparse_traffic_fuller_batches_slower_answers(self, g):
-        arrivals = [k * 25 / 1000 for k in range(20)]  # as the chapter writes them (ties at call ends matter)
-        runs = {w: simulate_batches(arrivals, max_batch=8, max_wait_s=w / 1000, model_call_s=0.05)
-                for w in (0, 20, 50, 100, 200)}
+        runs = {w: self.exact(25, w) for w in (0, 20, 50, 100, 200)}
         assert runs[200].batches < runs[0].batches
         assert runs[200].mean_latency_s > runs[0].mean_latency_s
         assert (g["gap25_calls0"], g["gap25_calls200"]) == (runs[0].batches, runs[200].batches)
-        assert g["gap25_w0"] == pytest.approx(1e3 * runs[0].mean_latency_s)
-        assert g["gap25_w200"] == pytest.approx(1e3 * runs[200].mean_latency_s)
+        assert (g["gap25_w0_ms"], g["gap25_w200_ms"]) == (runs[0].mean_latency_s, runs[200].mean_latency_s)
+
+    def test_the_table_is_exact_not_a_floating_point_tie_break(self, g):
+        """In seconds, 3 x 0.025 is 0.07500000000000001 and ties go by rounding: the
+        chapter once showed 67.5, 87.0 and 107.5 ms where exact arithmetic gives these."""
+        assert self.exact(25, 0).mean_latency_s == 62.5
+        assert self.exact(10, 20).mean_latency_s == 90.5
+        assert self.exact(25, 50).mean_latency_s == 112.5
+        assert g["gap25_w0_ms"] == 62.5
+        rounded = simulate_batches([k * 25 / 1000 for k in range(20)], max_batch=8, max_wait_s=0.0,
+                                   model_call_s=0.05)
+        assert 1e3 * rounded.mean_latency_s != pytest.approx(62.5)  # the tie the seconds break
 
     def test_no_wait_is_fastest_at_every_spacing(self, g):
         for gap_ms in (0, 10, 25):
-            arrivals = [k * gap_ms / 1000 for k in range(20)]
-            lat = {w: simulate_batches(arrivals, max_batch=8, max_wait_s=w / 1000, model_call_s=0.05).mean_latency_s
-                   for w in (0, 20, 50, 100, 200)}
+            lat = {w: self.exact(gap_ms, w).mean_latency_s for w in (0, 20, 50, 100, 200)}
             assert min(lat, key=lat.get) == 0
-        assert g["best_wait_everywhere"] == 0
+        assert g["best_wait_everywhere_ms"] == 0
+
+
+class TestWhatTheStepModelAssumes:
+    def test_the_compute_column_states_its_mfu(self):
+        """The compute column assumes an MFU: the chapter says which, where it introduces it."""
+        from lanes import prose
+        from glued_values import notebook
+
+        g = glued("07_batching")
+        step16 = decode_step_curve([16], context_tokens=CONTEXT, model=MODEL, hardware=GPU, mfu=g["mfu"])[0]
+        full = decode_step_curve([16], context_tokens=CONTEXT, model=MODEL, hardware=GPU, mfu=1.0)[0]
+        assert 1e3 * step16.compute_s == pytest.approx(0.537, abs=0.001)
+        assert 1e3 * full.compute_s == pytest.approx(0.27, abs=0.01)  # at 989 TFLOP/s
+        assert g["peak_tflops"] == pytest.approx(GPU.bf16_flops_per_s / 1e12)
+        first = next(t for _, t, _ in prose.templated_cells(notebook("07_batching")) if "*compute*" in t)
+        assert "{{mfu" in first
+
+    def test_the_step_is_affine_in_the_batch(self, curve):
+        """Each sequence adds the same slice (its KV reads) at any size; the crossover is
+        where the slices add up to the weights' time, so the step there has doubled."""
+        g = glued("07_batching")
+        per_seq_ms = 1e3 * CONTEXT * MODEL.kv_bytes_per_token / GPU.hbm_bytes_per_s
+        assert per_seq_ms == pytest.approx(0.040, abs=0.0005)
+        assert g["slice_ms"] == pytest.approx([per_seq_ms] * (len(BATCHES) - 1))
+        for a, b in zip(BATCHES, BATCHES[1:]):
+            assert 1e3 * (curve[b].step_s - curve[a].step_s) / (b - a) == pytest.approx(per_seq_ms)
+        assert g["cross_ratio"] == pytest.approx(2, abs=0.01)
 
 
 class TestContinuousBatching:

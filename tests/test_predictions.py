@@ -1,0 +1,132 @@
+"""Predictions that predict: no answer is visible before its reveal.
+
+The chapters are read in order, as a student reads them. For every ``predict``
+cell, the values its reveal (the next cell) glues as the answer must not
+appear in anything the student can already see: an earlier cell of the book
+(source or output, this chapter or an earlier one), the question itself, the
+reveal's source, or the one line JupyterLab shows of the reveal's folded
+output (see :func:`lanes.prose.check_predictions`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lanes import prose
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+#: Chapters whose owners have still to fix what the check finds (the lead removes
+#: an entry once its chapter passes); each reason names what was found.
+NOT_YET = {
+    "03_headroom": "cell 17: the reveal's folded preview line prints beta = 2.37 and R = 16"
+                   " before the guess",
+    "09_chains_latency_and_fairness": "no declared answers (metadata.lanes.answer): the reveals"
+                                      " glue their inputs too (8,192-token budget, 2,048 context)",
+    "11_measured_gpu": "cells 18 and 33: the folded preview lines print the answers (7.47 ms,"
+                       " 36 decoders); cell 32 prints the datasheet's 118",
+}
+
+
+def _book(upto: Path) -> list[tuple[str, dict]]:
+    return [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in CHAPTERS
+            if p.stem <= upto.stem]
+
+
+def _param(path: Path):
+    marks = [pytest.mark.xfail(reason=NOT_YET[path.stem], strict=True)] if path.stem in NOT_YET else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in CHAPTERS])
+def test_no_answer_is_visible_before_its_reveal(path):
+    problems = [p for p in prose.check_predictions(_book(path)) if p.startswith(path.stem + " ")]
+    assert problems == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_declared_answer_is_glued_by_its_reveal(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for rev in prose.reveals(nb, path.stem):  # raises on an answer the reveal does not glue
+        assert rev.answers, f"{path.stem} cell {rev.cell}: its reveal glues no answer"
+
+
+class TestTheCheckCanFail:
+    """Made-up chapters: each way an answer can show before its reveal is caught."""
+
+    @staticmethod
+    def glue_out(name, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {"application/papermill.record/text/plain": repr(value)}}
+
+    @staticmethod
+    def stream(text):
+        return {"output_type": "stream", "name": "stdout", "text": text}
+
+    def chapter(self, *, before="", preview="your guess: None\n", question="# Predict: how many?",
+                reveal_src="print(my_guess, n)", answer=3841, declared=None):
+        predict = {"cell_type": "code", "metadata": {"tags": ["predict"]},
+                   "source": question + "\nmy_guess = None", "outputs": []}
+        if declared is not None:
+            predict["metadata"]["lanes"] = {"answer": declared}
+        return {"cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": before},
+            predict,
+            {"cell_type": "code", "metadata": {"tags": ["hide-output"]}, "source": reveal_src,
+             "outputs": [self.stream(preview + f"{answer}\n"), self.glue_out("n", answer),
+                         self.glue_out("inputs", 16)]},
+        ]}
+
+    def test_a_clean_chapter_passes(self):
+        assert prose.check_predictions([("01_x", self.chapter(before="Some text, 16 slots."))]) == []
+
+    @pytest.mark.parametrize("where", ["markdown", "output", "question", "source", "preview",
+                                       "earlier chapter"])
+    def test_an_answer_shown_early_is_caught(self, where):
+        kw = {"markdown": {"before": "It finishes 3,841 jobs."},
+              "question": {"question": "# Predict: 3841 or more?"},
+              "source": {"reveal_src": "n = 3841\nprint(my_guess, n)"},
+              "preview": {"preview": ""},
+              }.get(where, {})
+        book = [("02_y", self.chapter(**kw))]
+        if where == "output":
+            book[0][1]["cells"].insert(1, {"cell_type": "code", "metadata": {}, "source": "run()",
+                                           "outputs": [self.stream("batch 3841\n")]})
+        if where == "earlier chapter":
+            book.insert(0, ("01_x", {"cells": [{"cell_type": "markdown", "metadata": {},
+                                                "source": "Preemption finished 3841 jobs."}]}))
+        problems = prose.check_predictions(book)
+        assert len(problems) >= 1 and "the answer n = " in problems[0]
+
+    def test_a_short_answer_counts_only_in_the_preview(self):
+        ok = self.chapter(before="Ten seeds, 12 slots.", answer=12)
+        assert prose.check_predictions([("01_x", ok)]) == []
+        leaked = self.chapter(preview="", answer=12)
+        assert "folded preview line" in prose.check_predictions([("01_x", leaked)])[0]
+
+    def test_declared_answers_narrow_and_must_be_glued(self):
+        inputs_shown = self.chapter(before="A budget of 16 slots.", preview="16 slots in\n",
+                                    declared=["n"])
+        assert prose.check_predictions([("01_x", inputs_shown)]) == []
+        undeclared = self.chapter(before="A budget of 16 slots.", preview="16 slots in\n")
+        assert "inputs = '16'" in prose.check_predictions([("01_x", undeclared)])[0]
+        with pytest.raises(ValueError, match="not glued"):
+            prose.reveals(self.chapter(declared=["missing"]), "01_x")
+
+    def test_the_preview_is_the_first_line_jupyterlab_shows(self):
+        cell = {"outputs": [self.glue_out("n", 3)]}
+        assert prose.preview_line(cell) == ""  # a recorded value shows nothing
+        cell = {"outputs": [self.stream("\nfirst\nsecond\n"), self.stream("third\n")]}
+        assert prose.preview_line(cell) == "first"
+
+    def test_a_float_answer_is_looked_for_as_the_prose_shows_it(self):
+        nb = self.chapter(before="Earlier: 27.0% of arrivals evict.", answer=26.96)
+        nb["cells"].append({"cell_type": "markdown", "metadata": {"lanes": {"prose": "{{n:.1f}}% evict."}},
+                            "source": "27.0% evict."})
+        assert "the answer n = '27.0'" in prose.check_predictions([("01_x", nb)])[0]
+        nb["cells"][0]["source"] = "Earlier: 12.0% of arrivals evict."
+        assert prose.check_predictions([("01_x", nb)]) == []
