@@ -23,10 +23,6 @@ CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 #: Chapters whose owners have still to fix what the check finds (the lead removes
 #: an entry once its chapter passes); each reason names what was found.
 NOT_YET = {
-    "03_headroom": "cell 17: the reveal's folded preview line prints beta = 2.37 and R = 16"
-                   " before the guess",
-    "09_chains_latency_and_fairness": "no declared answers (metadata.lanes.answer): the reveals"
-                                      " glue their inputs too (8,192-token budget, 2,048 context)",
     "11_measured_gpu": "cells 18 and 33: the folded preview lines print the answers (7.47 ms,"
                        " 36 decoders); cell 32 prints the datasheet's 118",
 }
