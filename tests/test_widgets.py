@@ -96,6 +96,23 @@ class TestWhatASavedNotebookKeeps:
             {"output_type": "stream", "name": "stderr", "text": "100%\n"},
         ]
 
+    def test_a_reveal_run_in_jupyterlab_is_saved_folded_and_other_cells_are_left_alone(self):
+        from lanes.pool import savehook
+
+        # What JupyterLab holds after running a reveal: its output unfolded.
+        nb = self._nb({"output_type": "stream", "name": "stdout", "text": "42\n"}, widgets=False)
+        nb["cells"][0]["metadata"] = {"collapsed": False, "jupyter": {"outputs_hidden": False},
+                                      "tags": [savehook.REVEAL_TAG]}
+        nb["cells"].append({"cell_type": "code", "metadata": {"collapsed": False, "tags": ["predict"]},
+                            "source": "", "outputs": []})
+        nb["cells"].append({"cell_type": "code", "metadata": {"tags": [savehook.REVEAL_TAG]},
+                            "source": "", "outputs": []})
+        savehook.clean_notebook(nb)
+        metas = [c["metadata"] for c in nb["cells"]]
+        assert metas[0] == {"collapsed": True, "jupyter": {"outputs_hidden": True}, "tags": [savehook.REVEAL_TAG]}
+        assert metas[1] == {"collapsed": False, "tags": ["predict"]}
+        assert metas[2] == {"collapsed": True, "jupyter": {"outputs_hidden": True}, "tags": [savehook.REVEAL_TAG]}
+
     def test_pre_save_touches_notebooks_only(self):
         from lanes.pool import savehook
 

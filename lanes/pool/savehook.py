@@ -1,4 +1,5 @@
-"""What a notebook keeps when it is saved: the explorers' text fallback, not their widget views.
+"""What a notebook keeps when it is saved: the explorers' text fallback, not their widget views,
+and every reveal folded.
 
 A widget view in a saved output points at a model that lives only in the kernel
 that drew it. No widget state is saved with the notebook, so after a kernel
@@ -15,7 +16,12 @@ JSON data and in place:
   last carriage return (what a terminal shows), and an output left with no text
   is dropped;
 * consecutive stream outputs to the same stream are merged into one, as
-  JupyterLab merges them when it saves.
+  JupyterLab merges them when it saves;
+* every reveal (a code cell tagged :data:`REVEAL_TAG`, the answer to a
+  prediction) is saved folded, ``collapsed`` and ``jupyter.outputs_hidden``
+  both set, as JupyterLab writes a folded output: running a cell unfolds it in
+  JupyterLab, and without this rule the saved file would show the next reader
+  every answer.
 
 :func:`pre_save` applies it to every notebook a Jupyter server saves; the kit
 installs it as the server's ``ContentsManager.pre_save_hook`` (see
@@ -30,10 +36,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["WIDGET_VIEW_MIME", "clean_notebook", "clean_outputs", "pre_save"]
+__all__ = ["REVEAL_TAG", "WIDGET_VIEW_MIME", "clean_notebook", "clean_outputs", "pre_save"]
 
 #: The mime type of a live widget view (a reference to a model in the kernel).
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+#: The tag of a reveal cell (the book folds its output too).
+REVEAL_TAG = "hide-output"
 
 
 def _show(value: object) -> str:
@@ -107,6 +115,19 @@ def clean_outputs(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
+def _fold_reveal(cell: dict[str, Any]) -> None:
+    """Fold a reveal cell's output (both flags JupyterLab writes); other cells are left as they are."""
+    meta = cell.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("tags"), list) or REVEAL_TAG not in meta["tags"]:
+        return
+    jupyter = meta.get("jupyter")
+    if jupyter is None:
+        jupyter = meta["jupyter"] = {}
+    if isinstance(jupyter, dict):
+        meta["collapsed"] = True
+        jupyter["outputs_hidden"] = True
+
+
 def clean_notebook(nb: dict[str, Any]) -> dict[str, Any]:
     """Apply the save rules (module docstring) to ``nb``, notebook JSON data, in place; returns it.
 
@@ -124,6 +145,8 @@ def clean_notebook(nb: dict[str, Any]) -> dict[str, Any]:
         for cell in cells:
             if isinstance(cell, dict) and cell.get("cell_type") == "code" and isinstance(cell.get("outputs"), list):
                 cell["outputs"] = clean_outputs(cell["outputs"])
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                _fold_reveal(cell)
     return nb
 
 
