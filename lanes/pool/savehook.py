@@ -23,11 +23,14 @@ JSON data and in place:
   JupyterLab, and without this rule the saved file would show the next reader
   every answer.
 
-:func:`pre_save` applies it to every notebook a Jupyter server saves; the kit
-installs it as the server's ``ContentsManager.pre_save_hook`` (see
-``jupyter_server_config.py`` at the repository root and
-``lanes/pool/server_config/lanes.json``).
-``scripts/run_notebooks.py`` applies the same rules to the committed chapters.
+:func:`pre_save` applies it to every notebook a Jupyter server saves. This
+module is also a Jupyter server extension that registers that hook, and every
+install of the kit, editable included (``setup.py``), enables it for every
+server of the environment (``lanes/pool/server_config/lanes.json``, installed
+into ``etc/jupyter/jupyter_server_config.d``: Jupyter reads only extension
+switches from that folder, so the hook cannot be set there directly). A plain
+``jupyter lab`` saves through it. ``scripts/run_notebooks.py`` applies the same
+rules to the committed chapters.
 
 Standard library only: the hook runs inside the Jupyter server process.
 """
@@ -47,8 +50,8 @@ REVEAL_TAG = "hide-output"
 def _show(value: object) -> str:
     """The rejected value as a message quotes it, cut to 60 characters.
 
-    Not :func:`lanes._checks.show`: ``jupyter_server_config.py`` loads this file
-    on its own, before ``lanes`` is importable, so it imports nothing from the package.
+    Not :func:`lanes._checks.show`: the scripts load this file on its own, by
+    path, so it imports nothing from the package.
     """
     text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else f"an integer of {value.bit_length()} bits"
     return text if len(text) <= 60 else text[:57] + "..."
@@ -161,3 +164,13 @@ def pre_save(model: dict[str, Any], **kwargs: Any) -> None:
     """
     if isinstance(model, dict) and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
         clean_notebook(model["content"])
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Jupyter's entry to this module as a server extension (enabled by the kit's install)."""
+    return [{"module": "lanes.pool.savehook"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Register :func:`pre_save` with the server's contents manager (beside any hook of the user's)."""
+    serverapp.contents_manager.register_pre_save_hook(pre_save)
