@@ -440,3 +440,30 @@ def test_the_scan_would_catch_a_printed_answer():
     assert _renderings(12) == set() and _renderings(0.5) == set() and _renderings("b") == set()
     assert re.search(rf"(?<![\d.]){re.escape('33.75')}(?![\d])", "busy slots: 33.75 on average")
     assert not re.search(rf"(?<![\d.]){re.escape('33.75')}(?![\d])", "133.751")
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def test_a_token_with_one_character_mistyped_or_two_neighbours_swapped_is_refused():
+    """The check character catches every single substitution in the code, every swap of two
+    different neighbours anywhere, and a login typo but for the pairs the docstring names."""
+    from lanes.exercises.variants import CODE_ALPHABET, TOKEN_CHARS, token_problem
+
+    twins = {frozenset((TOKEN_CHARS[i], TOKEN_CHARS[i + 31])) for i in range(8)}
+    for login in ("h3student", "jdoe42", "zhang.wei", "a", "o_l-i.0", "x" * 33):
+        token = student_token(login, TEST_SECRET)
+        assert token_problem(token) is None, token
+        assert token_problem(login) is not None, login
+        assert token_problem(token[:-1]) is not None and token_problem(token + "a") is not None
+        for i, c in enumerate(token):
+            for other in (CODE_ALPHABET if i > len(login) else TOKEN_CHARS):
+                if other == c or frozenset((c, other)) in twins:
+                    continue
+                typo = token[:i] + other + token[i + 1:]
+                assert token_problem(typo) is not None, (token, typo)
+        for i in range(len(token) - 1):
+            a, b = token[i], token[i + 1]
+            if a != b and frozenset((a, b)) not in twins:
+                swapped = token[:i] + b + a + token[i + 2:]
+                assert token_problem(swapped) is not None, (token, swapped)

@@ -24,8 +24,8 @@ import random
 import re
 from dataclasses import dataclass
 
-__all__ = ["CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "Variant", "check_character", "check_login", "course_secret",
-           "normalise_student", "load_course_secret", "new_course_secret", "rng_for", "set_course_secret",
+__all__ = ["CODE_ALPHABET", "CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "TOKEN_CHARS", "Variant", "check_character",
+           "check_login", "course_secret", "normalise_student", "load_course_secret", "new_course_secret", "rng_for", "set_course_secret",
            "student_token", "token_problem"]
 
 #: What a ``STUDENT`` value may hold (after stripping and lower-casing).
@@ -38,11 +38,11 @@ MAX_LOGIN = 40 - 1 - CODE_LEN
 NOT_A_TOKEN = "this is not a valid course token: check it against the one your instructor gave you"
 #: The secret of the test suite: public, so grading refuses it outside the tests.
 TEST_SECRET = "lanes-test-secret-not-for-grading"
-_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: 31 characters, a prime
+CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: 31 characters, a prime
 #: Every character a token may hold, numbered for the check: the code's alphabet first
 #: (0-30), then the others (31-38, which the check cannot tell from 0-7: '-' from 'a',
 #: '.' from 'b', ..., 'o' from 'h'; none of those pairs looks alike).
-_TOKEN_CHARS = _ALPHABET + "-._01ilo"
+TOKEN_CHARS = CODE_ALPHABET + "-._01ilo"
 
 _secret: str | None = None
 
@@ -120,14 +120,14 @@ def check_character(body: str) -> str:
     """The check character that ends a token whose other characters are ``body`` (``"jdoe42-k7f3q"``).
 
     A weighted sum modulo 31 (the size of the code's alphabet, a prime): character ``i``
-    (from 1) counts ``1 + (i - 1) % 30`` times its number in :data:`_TOKEN_CHARS`, so one
+    (from 1) counts ``1 + (i - 1) % 30`` times its number in :data:`TOKEN_CHARS`, so one
     changed code character, or two different neighbours swapped, always changes the sum.
     ``ValueError`` for a character a token cannot hold.
     """
-    if type(body) is not str or any(c not in _TOKEN_CHARS for c in body):
+    if type(body) is not str or any(c not in TOKEN_CHARS for c in body):
         raise ValueError(f"body must be a string of the characters a-z, 0-9, '.', '_' and '-' (got {body!r:.60})")
-    total = sum((1 + i % 30) * _TOKEN_CHARS.index(c) for i, c in enumerate(body))
-    return _ALPHABET[total % len(_ALPHABET)]
+    total = sum((1 + i % 30) * TOKEN_CHARS.index(c) for i, c in enumerate(body))
+    return CODE_ALPHABET[total % len(CODE_ALPHABET)]
 
 
 def token_problem(student: str) -> str | None:
@@ -140,7 +140,7 @@ def token_problem(student: str) -> str | None:
     """
     login, dash, code = student.rpartition("-")
     if (not dash or not login or len(code) != CODE_LEN or len(login) > MAX_LOGIN
-            or any(c not in _ALPHABET for c in code) or any(c not in _TOKEN_CHARS for c in login)
+            or any(c not in CODE_ALPHABET for c in code) or any(c not in TOKEN_CHARS for c in login)
             or check_character(student[:-1]) != code[-1]):
         return NOT_A_TOKEN
     return None
@@ -156,8 +156,8 @@ def student_token(login: str, secret: str | None = None) -> str:
     n = int.from_bytes(digest[:8], "big")
     code = ""
     for _ in range(CODE_LEN - 1):
-        n, r = divmod(n, len(_ALPHABET))
-        code += _ALPHABET[r]
+        n, r = divmod(n, len(CODE_ALPHABET))
+        code += CODE_ALPHABET[r]
     body = f"{login}-{code}"
     return body + check_character(body)
 
