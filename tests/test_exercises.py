@@ -467,3 +467,18 @@ def test_a_token_with_one_character_mistyped_or_two_neighbours_swapped_is_refuse
             if a != b and frozenset((a, b)) not in twins:
                 swapped = token[:i] + b + a + token[i + 2:]
                 assert token_problem(swapped) is not None, (token, swapped)
+
+
+def test_the_grader_tells_a_typo_from_another_students_token():
+    from lanes.exercises.variants import token_mismatch
+
+    alice, bob = student_token("alice", TEST_SECRET), student_token("bob", TEST_SECRET)
+    assert token_mismatch(alice, "alice", TEST_SECRET) is None
+    typo = alice[:-2] + alice[-1] + alice[-2] if alice[-1] != alice[-2] else alice[:-1] + "z"
+    assert "a typo" in token_mismatch(typo, "alice", TEST_SECRET)
+    assert "a typo" in token_mismatch("alice", "alice", TEST_SECRET)
+    assert token_mismatch(bob, "alice", TEST_SECRET) == "STUDENT is another student's token (bob's)"
+    elsewhere = student_token("alice", "another-course-secret-0123")
+    assert "did not issue" in token_mismatch(elsewhere, "alice", TEST_SECRET)
+    assert token_mismatch("", "alice", TEST_SECRET) == "STUDENT is empty"
+    assert "characters or a length" in token_mismatch(None, "alice", TEST_SECRET)

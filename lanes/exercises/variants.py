@@ -24,9 +24,10 @@ import random
 import re
 from dataclasses import dataclass
 
-__all__ = ["CODE_ALPHABET", "CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "TOKEN_CHARS", "Variant", "check_character",
-           "check_login", "course_secret", "normalise_student", "load_course_secret", "new_course_secret", "rng_for", "set_course_secret",
-           "student_token", "token_problem"]
+__all__ = ["CODE_ALPHABET", "CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "TOKEN_CHARS", "Variant",
+           "check_character", "check_course_secret", "check_login", "course_secret", "load_course_secret",
+           "new_course_secret", "normalise_student", "rng_for", "secret_fingerprint", "set_course_secret",
+           "student_token", "token_mismatch", "token_problem"]
 
 #: What a ``STUDENT`` value may hold (after stripping and lower-casing).
 STUDENT_RE = re.compile(r"[a-z0-9._-]{1,40}")
@@ -84,6 +85,22 @@ def course_secret() -> str:
         raise RuntimeError("no course secret is set (the grader sets it; make one with "
                            "`python scripts/grade.py init`)")
     return _secret
+
+
+def check_course_secret(secret: object) -> str:
+    """``secret`` if it can be a course secret (a string of at least 16 characters, not the
+    test suite's public one); ``ValueError`` naming the rule otherwise."""
+    if type(secret) is not str or len(secret) < 16:
+        got = f"{len(secret)} characters" if type(secret) is str else type(secret).__name__
+        raise ValueError(f"the course secret must be a string of at least 16 characters (got {got})")
+    if secret == TEST_SECRET:
+        raise ValueError("that is the test suite's public secret, which grades nothing real")
+    return secret
+
+
+def secret_fingerprint(secret: str) -> str:
+    """Eight hex digits that tell two secrets apart without showing either (to check a restore)."""
+    return hashlib.sha256(f"lanes-secret-fingerprint/{secret}".encode()).hexdigest()[:8]
 
 
 def load_course_secret(path, *, allow_test: bool = False) -> str:
@@ -160,6 +177,35 @@ def student_token(login: str, secret: str | None = None) -> str:
         code += CODE_ALPHABET[r]
     body = f"{login}-{code}"
     return body + check_character(body)
+
+
+def token_mismatch(typed: str | None, login: str, secret: str) -> str | None:
+    """Why ``typed``, a notebook's ``STUDENT`` (normalised; ``None`` when it was not a valid
+    value at all), is not ``login``'s token in the course of ``secret``, in words for the
+    grader's report; ``None`` when it is.
+
+    With the secret the grader can tell a **typo** (the check character fails, or the bare
+    login) from **another student's token** (a valid token of another login: a copied
+    notebook) and from a token this course never issued (another course's secret).
+    """
+    mine = student_token(login, secret)
+    if typed == mine:
+        return None
+    if typed is None:
+        return "STUDENT is not a course token: it holds characters or a length no token has"
+    if not typed:
+        return "STUDENT is empty"
+    if typed == login:
+        return "STUDENT is the bare login, not the token (a typo)"
+    if token_problem(typed):
+        return "STUDENT is not a valid token: a typo"
+    other = typed.rpartition("-")[0]
+    try:
+        if other != login and student_token(other, secret) == typed:
+            return f"STUDENT is another student's token ({other}'s)"
+    except ValueError:
+        pass
+    return "STUDENT is a token this course did not issue (another course's secret, or several typos)"
 
 
 def rng_for(slug: str, student: str) -> random.Random:
