@@ -147,3 +147,10 @@ def test_the_variant_cell_refuses_a_mistyped_token_or_a_bare_login_in_one_line(t
     good = _run_in_ipython(["STUDENT = 'h3student-w5efvr'", _variant_cell(SET_DIR / f"{SET}.ipynb"),
                             "print(V.student)"])
     assert good.strip().endswith("h3student-w5efvr") and "NotAToken" not in good
+
+
+def test_checks_of_an_unknown_set_are_refused_naming_the_parameter():
+    import lanes.exercises
+
+    with pytest.raises(ValueError, match=r"^slug must be one of the exercise sets 01_slots_and_littles_law, .* \(got 'nope'\)"):
+        lanes.exercises.Checks("nope")

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 
 from .forms import FormError
-from .registry import get_set
+from .registry import get_set, slugs
 from .variants import Variant, normalise_student, token_problem
 
 __all__ = ["CheckFailed", "CheckReport", "Checks", "NotAToken", "last_error_in_cell_assigning", "public_check"]
@@ -152,7 +152,8 @@ class Checks:
     slug: str
 
     def __post_init__(self) -> None:
-        get_set(self.slug)  # KeyError naming the known sets
+        if type(self.slug) is not str or self.slug not in slugs():
+            raise ValueError(f"slug must be one of the exercise sets {', '.join(slugs())} (got {self.slug!r:.60})")
 
     def variant(self, student: object) -> Variant:
         """The variant of ``student`` (the notebook's ``STUDENT``): the default one for ``""``;
