@@ -8,8 +8,9 @@
 Builds each student's perfect submission of each set from the master notebooks (a folder
 per login, the tokens of the test secret), grades the class once with ``scripts/grade.py
 --jobs J``, then as ``--shards`` shard processes started together (``--jobs`` split between
-them) and merged, and prints both wall times, the score, and the box's own cost per
-notebook (starting ``python -c pass`` in a box against starting it plainly). Not a test:
+them) and merged, and prints both wall times, notebooks per second, the score, the judge's
+share of the run (from its progress line to the end), and the box's own cost per notebook
+(starting ``python -c pass`` in a box against starting it plainly). Not a test:
 timings depend on the machine and its load. Run it as root for the real box.
 """
 
@@ -47,6 +48,21 @@ def box_overhead(reps: int = 20) -> tuple[float, float]:
                 p.wait(timeout=60)
             boxed.append(time.perf_counter() - t)
     return statistics.median(plain), statistics.median(boxed)
+
+
+def _timed_run(argv: list, env: dict) -> tuple[float, float | None, str]:
+    """Run ``grade.py`` with its progress lines: ``(wall seconds, seconds from the first
+    'judging' line to the end or None, the output)``."""
+    t = time.perf_counter()
+    judged = None
+    out = []
+    with subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as p:
+        for line in p.stderr:
+            out.append(line)
+            if judged is None and line.startswith("judging "):
+                judged = time.perf_counter()
+    end = time.perf_counter()
+    return end - t, (end - judged) if judged is not None else None, "".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,17 +107,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"box overhead: python -c pass takes {plain * 1000:.0f} ms plainly, {boxed * 1000:.0f} ms in a box "
               f"(+{(boxed - plain) * 1000:.0f} ms per notebook, medians of 20)")
 
-        t = time.perf_counter()
-        one = subprocess.run([*grade, str(subs), "--json", str(tmp / "one.json"), "--quiet", "--jobs", str(args.jobs),
-                              "--pass-mark", "0"], env=env, capture_output=True, text=True)
-        serial = time.perf_counter() - t
+        serial, judging, log = _timed_run([*grade, str(subs), "--json", str(tmp / "one.json"), "--jobs",
+                                           str(args.jobs), "--pass-mark", "0"], env)
         if not (tmp / "one.json").is_file():
-            print(one.stdout[-2000:] + one.stderr[-2000:], file=sys.stderr)
+            print(log[-4000:], file=sys.stderr)
             return 2
         rep = json.loads((tmp / "one.json").read_text())
         step1 = [s["seconds"] for s in rep["submissions"] if s["seconds"]]
-        print(f"one run (--jobs {args.jobs}): {serial:.1f} s, {serial / n:.2f} s per notebook; score "
-              f"{rep['score']:g} / {rep['possible']:g}; step 1 median {statistics.median(step1):.2f} s per notebook")
+        print(f"one run (--jobs {args.jobs}): {serial:.1f} s, {n / serial:.2f} notebooks/s ({serial / n:.2f} s per "
+              f"notebook); score {rep['score']:g} / {rep['possible']:g}; step 1 median "
+              f"{statistics.median(step1):.2f} s per notebook")
+        print("judge: " + (f"{judging:.1f} s after the last notebook ran, {judging / serial:.0%} of the run"
+                           if judging is not None else "not measured (no 'judging' progress line)"))
 
         t = time.perf_counter()
         per = max(1, args.jobs // args.shards)

@@ -19,13 +19,21 @@ job folder, a fresh unprivileged uid, a cgroup per job where the machine allows 
 **Step 2** is one fresh ``python -I`` process running ``lanes.exercises.judge``: it checks
 every answer's form again and recomputes the expected values for each student's variant.
 
-Who handed a notebook in comes from ``--roster`` or the folder layout (a folder per login,
-or ``<login>_....ipynb``), or ``--student`` for one student's own folder; the notebook's
-``STUDENT`` must be that student's token. Of several copies per student and set, the
-latest counts. Writes the JSON report (``--json``: ``submissions`` with ``score`` and
-``possible`` each), and optionally a gradebook (``--csv``) and per-student feedback
-(``--feedback DIR``). Exit status: 1 when the total is below ``--pass-mark``, 0 otherwise,
-2 on a usage error (one line on stderr).
+Who handed a notebook in comes from ``--roster`` (the class: login, LMS ids, e-mail, name)
+and the LMS export's layout (Canvas, Gradescope, Moodle, GitHub Classroom, a folder per
+login, ``<login>_....ipynb``), or ``--student`` for one student's own folder; the
+notebook's ``STUDENT`` must be that student's token. Of several copies per student and set,
+the latest counts (the export's own time, else its upload order, else the copy number in
+the name; never a file's time); ``--deadline``, ``--grace`` and ``--late`` mark late copies
+and set the late policy. Every roster student has a row, a report entry and a feedback
+file; a set not handed in scores 0 (``--sets`` names the sets assigned). Grading one
+student's folder (or ``--student``) writes a *regrade* report that ``merge`` folds into the
+class's, replacing that student's rows.
+
+Writes the JSON report (``--json``), and optionally a gradebook (``--csv``, UTF-8 with a
+BOM) and per-student feedback (``--feedback DIR``; files a previous run wrote there and
+this one does not are removed). Exit status: 1 when the total is below ``--pass-mark``, 0
+otherwise, 2 on a usage error (one line on stderr).
 """
 
 from __future__ import annotations
@@ -53,7 +61,10 @@ try:  # what reads the notebooks: the grading extra (pip install -e ".[grading]"
 except ImportError:
     sys.exit("grade.py: grading needs nbformat and IPython: pip install -e \".[grading]\" (or -r requirements.txt)")
 
-from lanes.exercises import classroom, sandbox  # noqa: E402
+from lanes.exercises import classroom, gradebook, sandbox  # noqa: E402
+from lanes.exercises.deadlines import Deadlines  # noqa: E402
+from lanes.exercises.lms import Exports  # noqa: E402
+from lanes.exercises.registry import all_sets  # noqa: E402
 from lanes.exercises import variants  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions"
@@ -120,7 +131,7 @@ def cmd_tokens(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     try:
         secret = _load_secret(_secret_path(args.secret))
-        roster = classroom.load_roster(args.roster)
+        roster = _roster(args.roster)
     except (OSError, ValueError) as e:
         print(f"grade.py tokens: {e}", file=sys.stderr)
         return 2
@@ -129,25 +140,40 @@ def cmd_tokens(argv: list[str]) -> int:
     out = csv.writer(sys.stdout)
     out.writerow(["login", "name", "STUDENT"])
     for login in sorted(roster.names):
-        out.writerow([login, classroom._safe_cell(roster.names[login]), variants.student_token(login, secret)])
+        out.writerow([login, gradebook.safe_cell(roster.names[login]), variants.student_token(login, secret)])
     return 0
+
+
+def _roster(path: pathlib.Path):
+    """The roster, each skipped row named on stderr (the rest of the roster stands)."""
+    roster = classroom.load_roster(path)
+    for line in roster.problems:
+        print(f"warning: {line}", file=sys.stderr)
+    return roster
+
+
+def _replacing(path: pathlib.Path) -> str:
+    return " (replaced the previous one)" if path.exists() else ""
 
 
 def _write_outputs(rep: dict, args) -> None:
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    note = _replacing(args.json)
     args.json.write_text(json.dumps(rep, indent=2) + "\n")
-    print(f"report: {args.json}")
+    print(f"report: {args.json}{note}")
     if getattr(args, "csv", None):
+        note = _replacing(args.csv)
         classroom.write_gradebook(rep, args.csv)
-        print(f"gradebook: {args.csv}")
+        print(f"gradebook: {args.csv}{note}")
     if getattr(args, "feedback", None):
         written = classroom.write_feedback(rep, args.feedback)
         print(f"feedback: {len(written)} file(s) in {args.feedback}")
 
 
 def cmd_merge(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="grade.py merge", description="Combine shard reports into one.")
-    ap.add_argument("reports", nargs="+", type=pathlib.Path)
+    ap = argparse.ArgumentParser(prog="grade.py merge", description="Combine shard reports into one, and fold "
+                                 "regrades in (a regrade replaces the rows of the students it graded).")
+    ap.add_argument("reports", nargs="+", type=pathlib.Path, help="the class's report or every shard's, then regrades")
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT)
     ap.add_argument("--csv", type=pathlib.Path)
     ap.add_argument("--feedback", type=pathlib.Path)
@@ -157,7 +183,7 @@ def cmd_merge(argv: list[str]) -> int:
         rep = classroom.merge([json.loads(p.read_text()) for p in args.reports])
         if args.pass_mark is not None:
             rep["pass_mark"] = args.pass_mark
-            rep = classroom._totals(rep)
+            rep = gradebook.totals(rep)
     except (OSError, ValueError) as e:
         print(f"grade.py merge: {e}", file=sys.stderr)
         return 2
@@ -192,8 +218,42 @@ def print_report(subs, rep: dict) -> None:
             note = q.messages[0] if q.messages else ("form ok" if q.form_ok else "")
             print(f"  {q.name:<8}  {q.score:>6g}  {q.possible:>4g}  {note}")
         print()
+    nothing = [login for login, e in rep["class"].items() if all(c["path"] is None for c in e["sets"].values())]
+    if nothing:
+        print(f"handed nothing in (every set scores 0): {', '.join(nothing)}")
+    print(f"sets: {', '.join(rep['sets']) or 'none'} ({rep['sets_rule']})")
     print(f"TOTAL {rep['score']:g} / {rep['possible']:g} ({rep['fraction']:.1%}) over {rep['students']} "
           f"student(s); pass mark {rep['pass_mark']:.0%}: {'PASS' if rep['passed'] else 'FAIL'}")
+
+
+def _sets(text: str | None) -> list | None:
+    """``--sets``: slugs or set numbers, comma-separated; ``None`` when not given."""
+    if text is None:
+        return None
+    known = sorted(all_sets())
+    out = []
+    for item in (x.strip() for x in text.split(",") if x.strip()):
+        hit = [k for k in known if k == item or (item.isdigit() and k.startswith(f"{int(item):02d}_"))]
+        if not hit:
+            raise ValueError(f"--sets: no set {item!r} (known: {', '.join(known)})")
+        out.append(hit[0])
+    if not out:
+        raise ValueError("--sets needs at least one set")
+    return sorted(set(out))
+
+
+def _scope(paths: list, roster, student: str | None, shard: tuple) -> tuple[str, dict]:
+    """Whom a run's report covers: ``("regrade", those students)`` for ``--student`` or when every
+    path given is a roster student's own folder, else ``("class", the roster's share of this shard)``."""
+    names = roster.names if roster is not None else {}
+    if student is not None:
+        return "regrade", {student: names.get(student, "")}
+    if roster is not None:
+        exports = Exports(roster)
+        own = [exports.student_folder(p) if p.is_dir() else None for p in paths]
+        if own and all(own):
+            return "regrade", {login: names[login] for login in own}
+    return "class", {x: n for x, n in names.items() if classroom.shard_of(x, shard[1]) == shard[0]}
 
 
 class UsageError(Exception):
@@ -219,7 +279,14 @@ def _main(argv: list[str] | None = None) -> int:
         return sub[argv[0]](argv[1:])
     ap = argparse.ArgumentParser(description="Grade lanes exercise notebooks (two steps, boxed).")
     ap.add_argument("paths", nargs="*", type=pathlib.Path, help="notebooks or folders (default: exercises/)")
-    ap.add_argument("--roster", type=pathlib.Path, help="CSV: login[, file][, name] (who handed in what)")
+    ap.add_argument("--roster", type=pathlib.Path, help="the class: a CSV with login (or e-mail), and optionally "
+                    "name, LMS ids, e-mail, file (see book/grading.md)")
+    ap.add_argument("--sets", help="the sets assigned, comma-separated slugs or numbers (default: every set "
+                    "anyone handed in)")
+    ap.add_argument("--deadline", action="append", default=[], metavar="[SET=]TIME",
+                    help="ISO 8601 deadline for every set, or SET=TIME for one (repeatable; UTC without offset)")
+    ap.add_argument("--grace", type=float, default=0.0, help="minutes of grace after each deadline (default 0)")
+    ap.add_argument("--late", default="count", help="late policy: count, refuse or penalty:F (default count)")
     ap.add_argument("--student", help="every notebook is this login's (one student's own folder)")
     ap.add_argument("--solutions", type=pathlib.Path, default=SOLUTIONS, help="answer keys NN_slug/key.py")
     ap.add_argument("--secret", type=pathlib.Path, help=f"the course secret file (default {SECRET_FILE.name})")
@@ -250,9 +317,11 @@ def _main(argv: list[str] | None = None) -> int:
         if args.student is not None:
             args.student = variants.check_login(args.student)
         if args.roster is not None:
-            roster = classroom.load_roster(args.roster)
+            roster = _roster(args.roster)
         if not args.forms_only:
             secret = _load_secret(_secret_path(args.secret))
+        sets = _sets(args.sets)
+        deadlines = Deadlines.parse(args.deadline, grace_min=args.grace, late=args.late, sets=set(all_sets()))
     except (OSError, ValueError) as e:
         _usage(str(e))
     t0 = time.monotonic()
@@ -263,7 +332,7 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         subs, isolation = classroom.grade(paths, solutions=solutions, limits=limits, jobs=args.jobs, secret=secret,
                                           roster=roster, student=args.student, shard=args.shard,
-                                          hide=[ROOT, args.solutions], progress=progress)
+                                          hide=[ROOT, args.solutions], progress=progress, deadlines=deadlines)
     except sandbox.SandboxError as e:
         print(f"grade.py: {e}", file=sys.stderr)
         return 2
@@ -285,7 +354,10 @@ def _main(argv: list[str] | None = None) -> int:
                                               for q in s.questions}} for s in subs]}
         _write_outputs(rep, argparse.Namespace(json=args.json))
         return 0 if problems == 0 else 1
-    rep = classroom.report(subs, pass_mark=args.pass_mark, sandbox_line=isolation, shard=args.shard, extra=extra)
+    scope, covered = _scope(paths, roster, args.student, args.shard)
+    extra["deadlines"] = deadlines.describe()
+    rep = classroom.report(subs, pass_mark=args.pass_mark, sandbox_line=isolation, shard=args.shard, roster=covered,
+                           sets=sets, scope=scope, extra=extra)
     print_report(subs, rep)
     _write_outputs(rep, args)
     return 0 if rep["passed"] else 1

@@ -11,23 +11,18 @@ when they have the right types. Every error while reading or grading one noteboo
 caught and reported for that notebook; the report and gradebook are always written.
 
 **Identity comes from the hand-in** (``STUDENT`` in the notebook must agree, but never
-decides):
-
-- ``roster=`` (a CSV with a header): column ``login`` (or ``student``), optionally ``file``
-  (a submission's file name, or the name of the folder holding it) and ``name``. Without
-  ``file``, a submission is matched by its login as below.
-- Without a roster, the folder layout of the usual LMS exports: a folder per student
-  (``SUBMISSIONS/<login>/...ipynb``, as Moodle and GitHub Classroom give), or file names
-  that start with the login (``SUBMISSIONS/<login>_<anything>.ipynb``, as Canvas gives).
-- ``student=``: every notebook is that student's (one student's own folder).
-
-A login is ``[a-z0-9._-]``, at most 33 characters. The notebook's ``STUDENT`` must be the
-student's token (:func:`lanes.exercises.variants.student_token`); otherwise the mismatch
-is flagged and the notebook is graded as the roster's student anyway.
+decides): the roster (:mod:`.roster`: keyed on login, LMS user id, e-mail or file name) and
+the layout of the LMS export (:mod:`.lms`: Canvas, Gradescope, Moodle, GitHub Classroom, a
+folder per student, ``<login>_...`` files), or ``student=`` (every notebook is that
+student's). The notebook's ``STUDENT`` must be the student's token
+(:func:`lanes.exercises.variants.student_token`); otherwise the mismatch is flagged and the
+notebook is graded as the roster's student anyway.
 
 **One copy counts.** Several submissions of one student for one set are all graded and
-flagged; the **latest** counts (file modification time, ties broken by the later path),
-never the best. ``possible`` counts each student and set once.
+flagged; the **latest** counts, never the best, by the rule of :mod:`.lms` (the export's own
+time, its upload order, the copy number in the name, the path; never a file's time).
+Deadlines and the late policy are :mod:`.deadlines`'. What is written (report, gradebook,
+feedback; every roster student included) is :mod:`.gradebook`'.
 
 **Shards.** ``shard=(k, n)`` grades the students whose login hashes to ``k`` (of ``n``;
 submissions without a login go to shard 1); :func:`merge` combines the shards' reports
@@ -36,9 +31,7 @@ into what one run gives.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 import pathlib
@@ -52,7 +45,11 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from . import sandbox
+from .deadlines import Deadlines
+from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
+from .lms import Exports, copy_number
 from .registry import all_sets, get_set
+from .roster import Roster, load_roster
 from .variants import check_login, normalise_student, student_token, token_mismatch
 
 __all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", "feedback_markdown",
@@ -89,21 +86,30 @@ class Submission:
     notebook_student: str | None = None  # the notebook's own STUDENT, as it was written (cleaned)
     status: str = GRADED
     counted: bool = False
-    mtime_ns: int = 0
+    submitted: str | None = None  # the export's own submission time (ISO 8601, UTC), if it has one
+    late: bool | None = None  # None: not known (no deadline, or no time in the export)
+    late_s: float | None = None  # seconds after the deadline and grace, where known
+    factor: float = 1.0  # the late policy's multiplier of the score
+    order: tuple = ()  # which copy is later (see lanes.exercises.lms); not reported
     seconds: float = 0.0
     messages: list = field(default_factory=list)
     questions: list = field(default_factory=list)
 
     @property
+    def recency(self) -> tuple:
+        """Sort key of copies: the later copy sorts last (see :mod:`.lms`; never a file time)."""
+        return self.order or (False, 0.0, 0, copy_number(pathlib.Path(self.path).stem), self.path)
+
+    @property
     def score(self) -> float:
-        return sum(q.score for q in self.questions)
+        return round(sum(q.score for q in self.questions) * self.factor, 6)
 
     @property
     def possible(self) -> float:
         return sum(q.possible for q in self.questions)
 
     def as_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k != "questions"}
+        d = {k: v for k, v in asdict(self).items() if k not in ("questions", "order")}
         d["score"], d["possible"] = round(self.score, 6), self.possible
         d["questions"] = {q.name: {"score": q.score, "possible": q.possible, "messages": q.messages,
                                    "form_ok": q.form_ok} for q in self.questions}
@@ -264,69 +270,6 @@ def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | Non
 # --------------------------------------------------------------------------- identity
 
 
-@dataclass(frozen=True)
-class Roster:
-    """Logins, their names, and which file or folder names belong to whom."""
-
-    names: dict  # login -> display name
-    files: dict  # file or folder name -> login
-
-
-def load_roster(path: pathlib.Path) -> Roster:
-    """Read a roster CSV; ``ValueError`` naming the row and rule on a bad row."""
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.DictReader(f))
-    if not rows:
-        raise ValueError(f"roster {path}: no rows (a header with 'login' and one row per student)")
-    cols = {c.strip().lower(): c for c in rows[0] if c}
-    login_col = cols.get("login") or cols.get("student")
-    if login_col is None:
-        raise ValueError(f"roster {path}: needs a column 'login' (or 'student'); has {', '.join(cols)}")
-    names, files = {}, {}
-    for i, row in enumerate(rows, start=2):
-        try:
-            login = check_login(row.get(login_col) or "")
-        except ValueError as e:
-            raise ValueError(f"roster {path} line {i}: {e}") from None
-        names[login] = (row.get(cols.get("name", ""), "") or "").strip()
-        for key in (row.get(cols["file"]) if "file" in cols else "", login):
-            key = (key or "").strip()
-            if key:
-                if files.get(key, login) != login:
-                    raise ValueError(f"roster {path} line {i}: file {key!r} is already another student's")
-                files[key] = login
-    return Roster(names, files)
-
-
-def identify(path: pathlib.Path, root: pathlib.Path, roster: Roster | None) -> tuple[str | None, str]:
-    """``(login, "")`` of the student who handed ``path`` in, or ``(None, why not)``."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        rel = pathlib.Path(path.name)
-    keys = []
-    if len(rel.parts) >= 2:
-        keys.append(rel.parts[0])
-    else:
-        keys.append(rel.name)
-        if "_" in rel.name:
-            keys.append(rel.name.split("_", 1)[0])
-    if roster is not None:
-        for k in keys:
-            if k in roster.files:
-                return roster.files[k], ""
-            if k.lower() in roster.files:
-                return roster.files[k.lower()], ""
-        return None, "no student of the roster handed this in (its file or folder name is not in the roster)"
-    for k in keys[1:] if len(rel.parts) < 2 else keys:
-        try:
-            return check_login(k), ""
-        except ValueError:
-            continue
-    return None, ("cannot tell whose this is: put it in a folder named after the login, name it "
-                  "<login>_....ipynb, or pass --roster")
-
-
 def shard_of(login: str | None, n: int) -> int:
     """The shard (1..n) of ``login``; submissions without a login belong to shard 1."""
     if login is None:
@@ -413,26 +356,24 @@ def run_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, ti
 
 def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits, jobs: int = 2,
           secret: str | None = None, roster: Roster | None = None, student: str | None = None,
-          shard: tuple[int, int] = (1, 1), hide=(), progress=print) -> tuple[list[Submission], str]:
+          shard: tuple[int, int] = (1, 1), hide=(), progress=print, deadlines: Deadlines | None = None
+          ) -> tuple[list[Submission], str]:
     """Grade the submissions under ``paths``: ``(submissions, the box's one-line description)``.
 
     ``solutions=None`` checks answer forms only (practice feedback, no keys, no secret,
     no identity needed). Otherwise ``secret`` is the course secret (the tokens and the
-    capstone's hidden seeds come from it).
+    capstone's hidden seeds come from it). ``deadlines`` marks late copies and applies the
+    late policy (:mod:`.deadlines`).
     """
     known = set(all_sets())
+    exports = Exports(roster, known)
     forms_only = solutions is None
     subs: list[Submission] = []
     todo: list[tuple[Submission, object]] = []
     for path, root, refusal in collect(paths):
         sub = Submission(path=str(path))
         try:
-            if student is not None:
-                sub.login = check_login(student)
-            elif not forms_only:
-                sub.login, why = identify(path, root, roster)
-                if sub.login is None:
-                    sub.messages.append(why)
+            _identify(sub, exports.origin(path, root), student, forms_only)
             if shard_of(sub.login, shard[1]) != shard[0]:
                 continue
             subs.append(sub)
@@ -443,7 +384,7 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 sub.messages.append(refusal)
                 sub.assignment = match_assignment(path, None, known, [])
             else:
-                nb, sub.mtime_ns, problem = read_notebook(path)
+                nb, _, problem = read_notebook(path)
                 sub.assignment = match_assignment(path, nb, known, sub.messages)
                 if problem:
                     sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
@@ -468,7 +409,7 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
             sub.messages.append(f"could not be read ({type(e).__name__})")
             if sub not in subs:
                 subs.append(sub)
-    _mark_counted(subs, forms_only)
+    _mark_counted(subs, forms_only, deadlines or Deadlines())
     isolation = "nothing was run"
     if todo:
         isolation = _run_step1_and_judge(todo, solutions=solutions, limits=limits, jobs=jobs, secret=secret,
@@ -477,21 +418,52 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     return subs, isolation
 
 
-def _mark_counted(subs: list[Submission], forms_only: bool) -> None:
-    """Flag copies: per (login, set) the latest counts (mtime, then path)."""
+def _identify(sub: Submission, origin, student: str | None, forms_only: bool) -> None:
+    """Set the login (unless forms only), the export's time and the copy order of ``sub``."""
+    if student is not None:
+        sub.login = check_login(student)
+    elif not forms_only:
+        sub.login = origin.login
+        if sub.login is None:
+            sub.messages.append(origin.why)
+        elif origin.note:
+            sub.messages.append(origin.note)
+    when = origin.submitted
+    sub.submitted = when.isoformat() if when is not None else None
+    sub.late = origin.late
+    sub.order = (when is not None, when.timestamp() if when else 0.0, origin.upload,
+                 copy_number(pathlib.Path(sub.path).stem), sub.path)
+
+
+def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines) -> None:
+    """Mark lateness, flag copies and choose the one that counts per (login, set): the latest
+    (``Submission.order``), or under the ``refuse`` policy the latest on time; apply the policy."""
+    import datetime as dt
+
     groups: dict = {}
     for s in subs:
+        if s.assignment:
+            when = dt.datetime.fromisoformat(s.submitted) if s.submitted else None
+            s.late, s.late_s = deadlines.lateness(s.assignment, when, s.late)
+            if s.late:
+                s.messages.append("handed in late" + (f" ({s.late_s / 3600:.2f} h after the deadline and grace)"
+                                                     if s.late_s is not None else " (flagged by the LMS)"))
         if forms_only or (s.login and s.assignment):
             groups.setdefault((s.login, s.assignment) if not forms_only else (s.path,), []).append(s)
     for key, group in groups.items():
-        group.sort(key=lambda s: (s.mtime_ns, s.path))
-        latest = group[-1]
+        group.sort(key=lambda s: s.recency)
+        on_time = [s for s in group if not s.late]
+        latest = on_time[-1] if deadlines.policy == "refuse" and on_time else group[-1]
         latest.counted = True
+        if latest.late and deadlines.policy != "count":
+            latest.factor = 0.0 if deadlines.policy == "refuse" else 1.0 - deadlines.penalty
+            latest.messages.append(f"late policy: this copy earns {latest.factor:.0%} of its score")
         if len(group) > 1:
+            why = "the latest on time" if latest is not group[-1] else "the latest"
             for s in group:
                 s.messages.append(f"{len(group)} copies of set {s.assignment} were handed in by {s.login}: "
-                                  + ("this one (the latest) counts" if s is latest else
-                                     f"only the latest counts ({pathlib.Path(latest.path).name}); this one does not"))
+                                  + (f"this one ({why}) counts" if s is latest else
+                                     f"only {why} counts ({pathlib.Path(latest.path).name}); this one does not"))
 
 
 def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progress) -> str:
@@ -600,123 +572,3 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progres
             q.messages.extend(_clean(m) for m in r.get("messages", []))
             q.form_ok = bool(r.get("form_ok"))
     return isolation
-
-
-# --------------------------------------------------------------------------- reports
-
-
-def report(subs: list, *, pass_mark: float, sandbox_line: str, shard: tuple[int, int] = (1, 1),
-           extra: dict | None = None) -> dict:
-    """The JSON report of a run (or of merged shards): totals count each student and set once."""
-    rows = [s.as_dict() if isinstance(s, Submission) else s for s in subs]
-    rows.sort(key=lambda r: r["path"])
-    return _totals({"pass_mark": pass_mark, "sandbox": sandbox_line, "shard": f"{shard[0]}/{shard[1]}",
-                    **(extra or {}), "submissions": rows})
-
-
-def _totals(rep: dict) -> dict:
-    counted = [r for r in rep["submissions"] if r.get("counted")]
-    total = round(sum(r["score"] for r in counted), 6)
-    possible = sum(r["possible"] for r in counted)
-    rep.update(score=total, possible=possible, fraction=total / possible if possible else 0.0,
-               passed=bool(possible) and total / possible >= rep["pass_mark"],
-               students=len({r["login"] for r in counted if r.get("login")}))
-    return rep
-
-
-def merge(reports: list[dict]) -> dict:
-    """One report from the reports of shards 1..N of one class; ``ValueError`` if one is missing."""
-    if not reports:
-        raise ValueError("merge needs at least one shard report")
-    shards = []
-    for r in reports:
-        if not isinstance(r, dict) or not isinstance(r.get("submissions"), list) or "shard" not in r:
-            raise ValueError("merge: every input must be a report written by grade.py with --shard")
-        k, n = map(int, str(r["shard"]).split("/"))
-        shards.append((k, n))
-    ns = {n for _, n in shards}
-    if len(ns) != 1 or sorted(k for k, _ in shards) != list(range(1, ns.pop() + 1)):
-        raise ValueError(f"merge: needs each shard 1..N exactly once (got {', '.join(f'{k}/{n}' for k, n in shards)})")
-    base = {k: v for k, v in reports[0].items() if k not in ("submissions", "shard", "seconds")}
-    rows = [row for r in reports for row in r["submissions"]]
-    rows.sort(key=lambda r: r["path"])
-    return _totals({**base, "shard": "1/1", "submissions": rows})
-
-
-def _safe_cell(value: object) -> str:
-    """A CSV cell a spreadsheet shows as text: one that starts with = + - @ tab or CR gets a quote."""
-    text = str(value)
-    if text and text[0] in "=+-@\t\r":
-        return "'" + text
-    return text
-
-
-def _fmt(x: float) -> str:
-    return f"{x:g}"
-
-
-def write_gradebook(rep: dict, path: pathlib.Path) -> None:
-    """A row per student (login, name), a column per set and question, the total and possible."""
-    columns: list = []
-    rows: dict = {}
-    for s in rep["submissions"]:
-        if not s.get("counted") or not s.get("login") or not s.get("assignment"):
-            continue
-        for q in s["questions"]:
-            if (s["assignment"], q) not in columns:
-                columns.append((s["assignment"], q))
-        rows.setdefault(s["login"], {"name": s.get("name", ""), "sets": {}})["sets"][s["assignment"]] = s
-    columns.sort()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["login", "name", *[f"{a}:{q}" for a, q in columns], "total", "possible"])
-    for login in sorted(rows):
-        sets = rows[login]["sets"]
-        cells = []
-        for a, qn in columns:
-            q = sets[a]["questions"].get(qn) if a in sets else None
-            cells.append(_fmt(q["score"]) if q else "")
-        total = sum(s["score"] for s in sets.values())
-        possible = sum(s["possible"] for s in sets.values())
-        w.writerow([_safe_cell(c) for c in [login, rows[login]["name"], *cells, _fmt(round(total, 6)),
-                                            _fmt(possible)]])
-    path.write_text(buf.getvalue(), encoding="utf-8")
-
-
-def feedback_markdown(login: str, subs: list[dict]) -> str:
-    """A student's feedback: per set and question, points and what was wrong (no values given away)."""
-    lines = [f"# Grading feedback for {login}", ""]
-    for s in sorted(subs, key=lambda r: (r.get("assignment") or "", r["path"])):
-        head = f"## {s.get('assignment') or 'unknown set'}: {pathlib.Path(s['path']).name}"
-        lines += [head, "", f"Status: {s['status']}" + ("" if s.get("counted") else " (not counted)")
-                  + f". Score {_fmt(s['score'])} / {_fmt(s['possible'])}.", ""]
-        lines += [f"- {_md(m)}" for m in s["messages"]]
-        if s["messages"]:
-            lines.append("")
-        if s["questions"]:
-            lines += ["| question | points | of | note |", "|---|---|---|---|"]
-            for name, q in s["questions"].items():
-                note = "; ".join(_md(m) for m in q["messages"]) or ("correct" if q["score"] == q["possible"] else "")
-                lines.append(f"| {name} | {_fmt(q['score'])} | {_fmt(q['possible'])} | {note} |")
-            lines.append("")
-    return "\n".join(lines)
-
-
-def _md(text: str) -> str:
-    return _clean(text, 300).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def write_feedback(rep: dict, folder: pathlib.Path) -> list[pathlib.Path]:
-    """``folder/<login>.md`` for every identified student; the files written."""
-    by: dict = {}
-    for s in rep["submissions"]:
-        if s.get("login"):
-            by.setdefault(s["login"], []).append(s)
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for login, subs in sorted(by.items()):
-        p = folder / f"{login}.md"
-        p.write_text(feedback_markdown(login, subs), encoding="utf-8")
-        out.append(p)
-    return out

@@ -127,17 +127,50 @@ def evaluate(v, pol, seeds):
     return out
 
 
+@lru_cache(maxsize=None)
+def _references() -> tuple:
+    import json
+    import pathlib
+
+    data = json.loads((pathlib.Path(__file__).with_name("reference.json")).read_text())
+    return tuple((r["reference"]["spec"], tuple(sorted(r["reference"]["ext"].items()))) for r in data)
+
+
+def reference_answers(member: int) -> dict:
+    """The q5 answers of the calibrated reference configuration of ``member`` (reference.json)."""
+    spec, ext = _references()[member]
+    ext = dict(ext)
+    return {"q5_policy": spec, "q5_floor": ext.get("floor", 0), "q5_aging_s": ext.get("aging_s", -1),
+            "q5_victim": ext.get("victim", "youngest"), "q5_min_run_s": ext.get("min_run_s", 0)}
+
+
 def q5(a, v):
+    """Met on a majority of the hidden seeds, or on as many of them as the calibrated reference.
+
+    The reference meets the p99 target on 11 or more of its 12 validation seeds, but some
+    members sit at the target (a p99 of 5 s against 5 s), and on a student's seven hidden
+    seeds it can miss the majority (member 9's reserve:8 met it on 2 of 7 for one student of
+    a class of 100). So the bar is never above what the reference reaches on the same seeds
+    (seeds on which even the reference misses a target count against nobody); the reference
+    is simulated only when a configuration falls short of the majority.
+    """
     try:
         pol = policy_from(a, v.slots)
     except ValueError as e:
         msg = f"q5_policy with these settings is not a configuration the pool accepts ({str(e)[:120]})"
         return [Check(False, msg, 2), Check(False, "", 3)]
-    runs = evaluate(v, pol, hidden_seeds(v.student, v.seed))
-    latency = sum(x for x, _ in runs) >= MAJORITY
-    both = sum(y for _, y in runs) >= MAJORITY
+    seeds = hidden_seeds(v.student, v.seed)
+    runs = evaluate(v, pol, seeds)
+    latency, both = sum(x for x, _ in runs), sum(y for _, y in runs)
+    need_latency = need_both = MAJORITY
+    if latency < MAJORITY or both < MAJORITY:
+        ref_pol = policy_from(reference_answers(v.scenario_id), v.slots)
+        ref = runs if ref_pol == pol else evaluate(v, ref_pol, seeds)
+        need_latency = min(MAJORITY, sum(x for x, _ in ref))
+        need_both = min(MAJORITY, sum(y for _, y in ref))
+    ok_latency, ok_both = latency >= need_latency, both >= need_both
     return [
-        Check(latency, "" if latency else "on most unseen seeds the interactive p99 wait missed its target", 2),
-        Check(both, "" if both else "on most unseen seeds the run did not meet the p99 target and the batch "
+        Check(ok_latency, "" if ok_latency else "on most unseen seeds the interactive p99 wait missed its target", 2),
+        Check(ok_both, "" if ok_both else "on most unseen seeds the run did not meet the p99 target and the batch "
               "target together", 3),
     ]

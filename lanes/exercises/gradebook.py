@@ -1,0 +1,228 @@
+"""What a grading run writes: the JSON report, the gradebook CSV and a feedback file per student.
+
+**The roster is the class.** A report covers its ``roster`` (login -> name: the whole
+roster, the share of it a shard grades, or the students a regrade grades) plus any
+student identified without a roster. Every one of them has an entry in ``class``, a row in
+the gradebook and a feedback file, whether they handed anything in or not. The sets are
+the ones assigned (``--sets``) or, by default, every set anyone handed in (the report says
+which, in ``sets_rule``); a set a student did not hand in scores 0 of its points, so
+``possible`` is the same for every student.
+
+**Merging.** :func:`merge` takes the reports of shards 1..N of one class (or one whole-class
+report) and any number of regrade reports (``scope: regrade``), applied in the order given:
+a regrade replaces every row of the students it covers.
+
+**Gradebook** (UTF-8 with a byte-order mark, so that Excel shows accented names): a row per
+student; per set, a column per question (scores before any late penalty), the set's
+``total`` (after it), ``late`` (``yes``, ``no``, or blank when unknown) and ``submitted``
+(the export's time, UTC, when it has one); then ``total`` and ``possible``. A cell a
+spreadsheet would read as a formula gets a leading ``'``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import pathlib
+
+from .registry import get_set
+
+__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "feedback_markdown", "write_feedback"]
+
+#: The feedback folder's list of the files the last run wrote there (removed when no longer written).
+MANIFEST = ".lanes-feedback.json"
+
+
+def report(subs: list, *, pass_mark: float, sandbox_line: str, shard: tuple = (1, 1), roster: dict | None = None,
+           sets: list | None = None, scope: str = "class", extra: dict | None = None) -> dict:
+    """The JSON report of a run: ``roster`` the students it covers, ``sets`` the assigned sets
+    (``None``: every set anyone handed in), ``scope`` ``"class"`` or ``"regrade"``."""
+    if scope not in ("class", "regrade"):
+        raise ValueError(f"scope must be 'class' or 'regrade' (got {scope!r})")
+    rows = [s.as_dict() if hasattr(s, "as_dict") else s for s in subs]
+    rows.sort(key=lambda r: r["path"])
+    return totals({"pass_mark": pass_mark, "sandbox": sandbox_line, "shard": f"{shard[0]}/{shard[1]}",
+                   "scope": scope, **(extra or {}), "roster": dict(sorted((roster or {}).items())),
+                   "sets_assigned": sorted(sets) if sets else None, "submissions": rows})
+
+
+def totals(rep: dict) -> dict:
+    """``rep`` with its ``class`` entries and totals computed from its roster, sets and submissions."""
+    rows = rep["submissions"]
+    counted = [r for r in rows if r.get("counted") and r.get("login") and r.get("assignment")]
+    given = rep.get("sets_assigned")
+    sets = sorted(given) if given else sorted({r["assignment"] for r in counted})
+    rule = "assigned (--sets)" if given else "every set anyone handed in (pass --sets to name them)"
+    names = dict(rep.get("roster") or {})
+    for r in counted:
+        names.setdefault(r["login"], r.get("name", ""))
+    by = {(r["login"], r["assignment"]): r for r in counted}
+    klass: dict = {}
+    for login in sorted(names):
+        entry = {"name": names[login], "score": 0.0, "possible": 0.0, "sets": {}}
+        for slug in sets:
+            r = by.get((login, slug))
+            possible = get_set(slug).possible
+            cell = {"score": 0.0, "possible": possible, "status": "not handed in", "late": None,
+                    "submitted": None, "path": None}
+            if r is not None:
+                cell.update(score=r["score"], status=r["status"], late=r.get("late"), submitted=r.get("submitted"),
+                            path=r["path"])
+            entry["sets"][slug] = cell
+            entry["score"] += cell["score"]
+            entry["possible"] += possible
+        entry["score"] = round(entry["score"], 6)
+        klass[login] = entry
+    score = round(sum(e["score"] for e in klass.values()), 6)
+    possible = sum(e["possible"] for e in klass.values())
+    fraction = score / possible if possible else 0.0
+    rep.update(sets=sets, sets_rule=rule, score=score, possible=possible, fraction=fraction,
+               passed=fraction >= rep["pass_mark"], students=len(klass), **{"class": klass})
+    return rep
+
+
+def merge(reports: list) -> dict:
+    """One report from shards 1..N of one class, with regrade reports folded in (in order);
+    ``ValueError`` if a shard is missing or twice, or an input is not a report."""
+    if not reports:
+        raise ValueError("merge needs at least one shard report")
+    shards, regrades = [], []
+    for r in reports:
+        if not isinstance(r, dict) or not isinstance(r.get("submissions"), list) or "shard" not in r:
+            raise ValueError("merge: every input must be a report written by grade.py")
+        (regrades if r.get("scope") == "regrade" else shards).append(r)
+    if not shards:
+        raise ValueError("merge: needs the class's report (or every shard's) besides the regrades")
+    ks = []
+    for r in shards:
+        try:
+            k, n = map(int, str(r["shard"]).split("/"))
+        except ValueError:
+            raise ValueError(f"merge: shard must be K/N (got {r['shard']!r})") from None
+        ks.append((k, n))
+    ns = {n for _, n in ks}
+    if len(ns) != 1 or sorted(k for k, _ in ks) != list(range(1, ns.pop() + 1)):
+        raise ValueError(f"merge: needs each shard 1..N exactly once (got {', '.join(f'{k}/{n}' for k, n in ks)})")
+    base = {k: v for k, v in shards[0].items()
+            if k not in ("submissions", "shard", "seconds", "roster", "class", "scope")}
+    roster = {login: name for r in shards for login, name in (r.get("roster") or {}).items()}
+    rows = [row for r in shards for row in r["submissions"]]
+    for g in regrades:
+        who = set(g.get("roster") or {}) | {row["login"] for row in g["submissions"] if row.get("login")}
+        rows = [row for row in rows if row.get("login") not in who]
+        rows += [row for row in g["submissions"] if row.get("login") in who]
+        roster.update(g.get("roster") or {})
+    rows.sort(key=lambda r: r["path"])
+    out = totals({**base, "shard": "1/1", "scope": "class", "roster": dict(sorted(roster.items())),
+                  "submissions": rows})
+    if regrades:
+        out["regraded"] = sorted({login for g in regrades for login in (g.get("roster") or {})})
+    return out
+
+
+def safe_cell(value: object) -> str:
+    """A CSV cell a spreadsheet shows as text: one that starts with = + - @ tab or CR gets a quote."""
+    text = str(value)
+    if text and text[0] in "=+-@\t\r":
+        return "'" + text
+    return text
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _yes_no(late) -> str:
+    return "" if late is None else ("yes" if late else "no")
+
+
+def write_gradebook(rep: dict, path: pathlib.Path) -> None:
+    """The gradebook CSV of ``rep`` (see the module docstring)."""
+    sets = rep["sets"]
+    questions = {slug: [q.name for q in get_set(slug).questions] for slug in sets}
+    by = {(r["login"], r["assignment"]): r for r in rep["submissions"]
+          if r.get("counted") and r.get("login") and r.get("assignment")}
+    head = ["login", "name"]
+    for slug in sets:
+        head += [f"{slug}:{q}" for q in questions[slug]] + [f"{slug}:total", f"{slug}:late", f"{slug}:submitted"]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(head + ["total", "possible"])
+    for login, entry in rep["class"].items():
+        cells = [login, entry["name"]]
+        for slug in sets:
+            r, cell = by.get((login, slug)), entry["sets"][slug]
+            for q in questions[slug]:
+                got = (r["questions"].get(q) or {}).get("score", 0.0) if r else 0.0
+                cells.append(_fmt(got))
+            cells += [_fmt(cell["score"]), _yes_no(cell["late"]), cell["submitted"] or ""]
+        w.writerow([safe_cell(c) for c in cells + [_fmt(entry["score"]), _fmt(entry["possible"])]])
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8-sig")
+
+
+def _printable(text: object, limit: int = 300) -> str:
+    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+
+
+def _md(text: str) -> str:
+    return _printable(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:
+    """A student's feedback: the total, every set (handed in or not), and per question the points
+    and what was wrong (no expected value given away)."""
+    lines = [f"# Grading feedback for {_md(login)}", ""]
+    if entry is not None:
+        lines += [f"Total {_fmt(entry['score'])} / {_fmt(entry['possible'])} over {len(entry['sets'])} set(s).", ""]
+        missing = [slug for slug, c in entry["sets"].items() if c["path"] is None]
+        if missing:
+            lines += ["Not handed in (each scores 0): " + ", ".join(missing) + ".", ""]
+    for s in sorted(subs, key=lambda r: (r.get("assignment") or "", r["path"])):
+        head = f"## {s.get('assignment') or 'unknown set'}: {_md(pathlib.Path(s['path']).name)}"
+        lines += [head, "", f"Status: {s['status']}" + ("" if s.get("counted") else " (not counted)")
+                  + f". Score {_fmt(s['score'])} / {_fmt(s['possible'])}.", ""]
+        lines += [f"- {_md(m)}" for m in s["messages"]]
+        if s["messages"]:
+            lines.append("")
+        if s["questions"]:
+            lines += ["| question | points | of | note |", "|---|---|---|---|"]
+            for name, q in s["questions"].items():
+                note = "; ".join(_md(m) for m in q["messages"]) or ("correct" if q["score"] == q["possible"] else "")
+                lines.append(f"| {name} | {_fmt(q['score'])} | {_fmt(q['possible'])} | {note} |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def write_feedback(rep: dict, folder: pathlib.Path) -> list:
+    """``folder/<login>.md`` for every student of the report's class (and anyone else identified);
+    the files a previous class run wrote there and this one does not are removed (a regrade
+    replaces its students' files only). The files written."""
+    folder = pathlib.Path(folder)
+    by: dict = {}
+    for s in rep["submissions"]:
+        if s.get("login"):
+            by.setdefault(s["login"], []).append(s)
+    logins = sorted(set(rep.get("class") or {}) | set(by))
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = folder / MANIFEST
+    try:
+        before = set(json.loads(manifest.read_text()))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    out = []
+    for login in logins:
+        p = folder / f"{login}.md"
+        p.write_text(feedback_markdown(login, by.get(login, []), (rep.get("class") or {}).get(login)),
+                     encoding="utf-8")
+        out.append(p)
+    written = {p.name for p in out}
+    if rep.get("scope") == "regrade":  # one student's files replaced; the class's others stay
+        written |= {n for n in before if isinstance(n, str)}
+    for name in sorted(before - written):
+        if isinstance(name, str) and name.endswith(".md") and "/" not in name:
+            (folder / name).unlink(missing_ok=True)
+    manifest.write_text(json.dumps(sorted(written)) + "\n")
+    return out

@@ -1,0 +1,166 @@
+"""The class roster: who is in the class, and every key an LMS export may name them by.
+
+A roster is a table with a header row, read from a file exported by a spreadsheet or an
+LMS. **Encoding**: UTF-8 (with or without a byte-order mark), otherwise Windows-1252 (what
+Excel writes as "CSV"); text is compared after Unicode NFC normalisation. **Separator**:
+``,``, ``;`` or a tab, whichever the header row uses most.
+
+**Columns** (header names are compared case-insensitively; the first present wins):
+
+- the login: ``login``, ``username``, ``sis login id``, ``login id``, ``github_username``,
+  ``github username``, ``student`` (unless a Canvas export, where ``Student`` is the name).
+  A login that is an e-mail address gives its local part (``ines.ortega@uni.edu`` ->
+  ``ines.ortega``) and the address becomes a key. With no login column, ``email`` gives it.
+- the name: ``name``, ``full name``, ``student name``, ``display name``, Canvas's
+  ``student``, or ``first name`` and ``last name`` (or ``surname``) together.
+- LMS user ids (keys): ``id``, ``user id``, ``user_id``, ``canvas user id``, ``sis user id``,
+  ``sid``, ``student id``, ``student number``, ``github_id``, ``identifier``.
+- e-mail (a key): ``email``, ``e-mail``, ``email address``.
+- ``file``: the name of a handed-in file or folder that is this student's.
+
+A bad row (no login, a login outside ``[a-z0-9._-]``, a key already another student's) is
+named by its line and skipped; the rest of the roster stands (:attr:`Roster.problems`).
+Canvas's ``Points Possible`` row is not a student and is skipped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import pathlib
+import unicodedata
+from dataclasses import dataclass
+
+from .variants import check_login
+
+__all__ = ["Roster", "load_roster", "nfc", "name_key"]
+
+#: Largest roster file read (bytes).
+MAX_ROSTER_BYTES = 8 << 20
+
+LOGIN_COLS = ("login", "username", "sis login id", "login id", "github_username", "github username", "student")
+NAME_COLS = ("name", "full name", "student name", "display name", "student")
+ID_COLS = ("id", "user id", "user_id", "canvas user id", "sis user id", "sid", "student id", "student number",
+           "github_id", "identifier")
+EMAIL_COLS = ("email", "e-mail", "email address", "e-mail address")
+FIRST_COLS, LAST_COLS = ("first name", "firstname", "given name"), ("last name", "lastname", "surname", "family name")
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC (macOS zips write names in NFD)."""
+    return unicodedata.normalize("NFC", text)
+
+
+def name_key(text: str) -> str:
+    """A name as compared: NFC, case-folded, spaces collapsed (``"Inés  Ortega"`` -> ``"inés ortega"``)."""
+    return " ".join(nfc(text).casefold().split())
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Logins and names, and every key (file, folder, id, e-mail, login) -> login.
+
+    ``names`` maps login -> display name; ``keys`` maps a case-folded NFC key -> login;
+    ``by_name`` maps :func:`name_key` of a name -> login, or ``None`` when two students
+    share that name; ``problems`` holds one line per skipped row.
+    """
+
+    names: dict
+    keys: dict
+    by_name: dict
+    problems: tuple = ()
+
+    def lookup(self, key: str) -> str | None:
+        """The login a file, folder, id, e-mail or login names (``None`` if none)."""
+        return self.keys.get(nfc(key).strip().casefold())
+
+
+def _decode(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="replace")
+    return nfc(text)
+
+
+def _column(header: list, names: tuple, taken=()) -> int | None:
+    for want in names:
+        for i, h in enumerate(header):
+            if h == want and i not in taken:
+                return i
+    return None
+
+
+def load_roster(path: pathlib.Path) -> Roster:
+    """Read a roster file (see the module docstring); ``ValueError`` only when no row can be used."""
+    path = pathlib.Path(path)
+    with open(path, "rb") as f:
+        data = f.read(MAX_ROSTER_BYTES + 1)
+    if len(data) > MAX_ROSTER_BYTES:
+        raise ValueError(f"roster {path}: larger than {MAX_ROSTER_BYTES >> 20} MiB")
+    text = _decode(data)
+    first = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=first.count)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = next(reader, None)
+    if not header or not any(h.strip() for h in header):
+        raise ValueError(f"roster {path}: empty (a header row with 'login' and a row per student)")
+    header = [name_key(h) for h in header]
+    canvas = "sis login id" in header or "login id" in header
+    login_col = _column(header, LOGIN_COLS[:-1] if canvas else LOGIN_COLS)
+    email_col = _column(header, EMAIL_COLS)
+    if login_col is None and email_col is None:
+        raise ValueError(f"roster {path}: needs a column 'login' (or username, SIS Login ID, github_username, "
+                         f"email); has {', '.join(repr(h) for h in header if h) or 'none'}")
+    name_col = _column(header, NAME_COLS, taken={login_col})
+    first_col, last_col = _column(header, FIRST_COLS), _column(header, LAST_COLS)
+    id_cols = [i for i, h in enumerate(header) if h in ID_COLS and i != login_col]
+    file_col = _column(header, ("file",))
+    names: dict = {}
+    keys: dict = {}
+    by_name: dict = {}
+    problems: list = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            problems.append(f"roster {path} line {start}: unreadable ({e}); row skipped")
+            continue
+        cell = lambda i: (row[i].strip() if i is not None and i < len(row) else "")  # noqa: E731
+        if not any(c.strip() for c in row):
+            continue
+        name = cell(name_col) or " ".join(x for x in (cell(first_col), cell(last_col)) if x)
+        raw, email = cell(login_col), cell(email_col)
+        if not raw and name.strip().lower() == "points possible":
+            continue  # Canvas's second row
+        try:
+            if not raw and not email:
+                raise ValueError("no login" + (" and no e-mail" if email_col is not None else ""))
+            raw = raw or email
+            if "@" in raw:
+                email = email or raw
+                raw = raw.split("@", 1)[0]
+            login = check_login(raw)
+            if login in names:
+                raise ValueError(f"login {login!r} is on line {names[login][1]} already")
+            mine = [login] + ([email] if email else []) + [cell(i) for i in id_cols] + [cell(file_col)]
+            mine = [k.casefold() for k in mine if k]
+            for k in mine:
+                if keys.get(k, login) != login:
+                    raise ValueError(f"{k!r} is already {keys[k]}'s")
+        except ValueError as e:
+            problems.append(f"roster {path} line {start}: {e}; row skipped")
+            continue
+        names[login] = (name, start)
+        for k in mine:
+            keys[k] = login
+        if name:
+            nk = name_key(name)
+            by_name[nk] = None if nk in by_name else login
+    if not names:
+        raise ValueError(f"roster {path}: no usable row" + (f" ({problems[0]})" if problems else ""))
+    return Roster({k: v[0] for k, v in names.items()}, keys, by_name, tuple(problems))
+

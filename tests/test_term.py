@@ -1,0 +1,306 @@
+"""An instructor's term: the roster is the class, real LMS exports, time, regrades and re-runs.
+
+Cheap: the submissions are graded with an empty answer-key folder, so every notebook is
+identified, timed, ordered and reported but none is run (status ``no_key``); what the box
+and the judge do is tested in test_grading_class.py. The LMS exports are small real-shaped
+samples in ``tests/lms_samples/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from lanes.exercises import classroom, get_set, sandbox
+from lanes.exercises.deadlines import Deadlines
+from lanes.exercises.gradebook import merge, report, write_feedback, write_gradebook
+from lanes.exercises.lms import Exports, copy_number
+from lanes.exercises.roster import load_roster
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "tests" / "lms_samples"
+GRADE = ROOT / "scripts" / "grade.py"
+SLUG = "01_slots_and_littles_law"
+SLUG2 = "02_why_priority_fails"
+P1, P2 = get_set(SLUG).possible, get_set(SLUG2).possible
+
+
+def _grade(paths, roster=None, tmp=None, **kw):
+    keys = pathlib.Path(tmp) / "no-keys"
+    keys.mkdir(exist_ok=True)
+    subs, _ = classroom.grade([pathlib.Path(p) for p in paths], solutions=keys, limits=sandbox.Limits(),
+                              roster=roster, progress=lambda *a: None, **kw)
+    return subs
+
+
+def _by_file(subs, base):
+    return {str(pathlib.Path(s.path).relative_to(base)): s for s in subs}
+
+
+# --------------------------------------------------------------------------- LMS exports
+
+
+def test_canvas_names_and_user_ids_with_late_flags_and_upload_order(tmp_path):
+    roster = load_roster(SAMPLES / "canvas" / "roster.csv")  # Canvas's gradebook export, "Student" is the name
+    assert roster.names["ines09"] == "Ortega, Inés" and roster.problems == ()  # "Points Possible" skipped
+    subs = _by_file(_grade([SAMPLES / "canvas"], roster, tmp_path), SAMPLES / "canvas")
+    who = {name: (s.login, s.counted, s.late) for name, s in subs.items()}
+    assert who == {
+        f"ortegaines_4411_90001_{SLUG}.ipynb": ("ines09", False, False),
+        f"ortegaines_LATE_4411_90007_{SLUG}-1.ipynb": ("ines09", True, True),  # the later upload, flagged late
+        f"smithjo_4412_90002_{SLUG}.ipynb": ("jo_smith", True, False),
+        f"smithjo_4413_90003_{SLUG}.ipynb": ("jo", True, False),  # same name, told apart by user id
+    }
+    rep = report(subs.values(), pass_mark=0.5, sandbox_line="-", roster=roster.names)
+    assert rep["students"] == 4 and rep["class"]["ken"]["sets"][SLUG]["status"] == "not handed in"
+
+
+def test_canvas_names_without_a_roster_are_not_phantom_students(tmp_path):
+    subs = _grade([SAMPLES / "canvas"], None, tmp_path)
+    assert len(subs) == 4 and all(s.login is None and not s.counted and "Canvas" in s.messages[0] for s in subs)
+
+
+def test_gradescope_folders_read_their_metadata_for_identity_and_time(tmp_path):
+    base = SAMPLES / "gradescope" / "submissions"
+    roster = load_roster(SAMPLES / "gradescope" / "roster.csv")  # keyed on e-mail: logins are local parts
+    assert sorted(roster.names) == ["ines.ortega", "jo.smith", "ken"]
+    deadlines = Deadlines.parse([f"{SLUG}=2026-10-02T22:00Z"], sets={SLUG})
+    subs = _by_file(_grade([base], roster, tmp_path, deadlines=deadlines), base)
+    got = {name.split("/")[0]: (s.login, s.counted, s.late, s.submitted) for name, s in subs.items()}
+    assert got == {"submission_10001": ("ines.ortega", True, False, "2026-10-02T21:58:10+00:00"),
+                   "submission_10002": ("jo.smith", True, True, "2026-10-03T07:15:00+00:00"),
+                   "submission_10003": ("ines.ortega", False, False, "2026-10-01T18:00:00+00:00")}
+    assert subs[f"submission_10002/{SLUG}.ipynb"].late_s == pytest.approx(9.25 * 3600)
+
+
+def test_moodle_folders_named_after_people_in_nfd_match_a_cp1252_semicolon_roster(tmp_path):
+    base = SAMPLES / "moodle" / "submissions"
+    assert any(len(p.name) != len(p.name.encode("utf-8").decode()) or "e\u0301" in p.name for p in base.iterdir())
+    roster = load_roster(SAMPLES / "moodle" / "roster.csv")
+    assert roster.names == {"ines09": "Inés Ortega", "jo_smith": "Jo Smith", "ken": "Ken Nakamura"}
+    subs = _grade([base], roster, tmp_path)
+    assert sorted((s.login, s.counted) for s in subs) == [("ines09", True), ("jo_smith", True)]
+
+
+def test_github_classroom_repositories_match_the_longest_login(tmp_path):
+    roster = load_roster(SAMPLES / "classroom" / "roster.csv")  # github_username, and "smith" is a login too
+    subs = _by_file(_grade([SAMPLES / "classroom" / "submissions"], roster, tmp_path), SAMPLES / "classroom" / "submissions")
+    assert {k.split("/")[0]: s.login for k, s in subs.items()} == {"01-slots-ines09": "ines09",
+                                                                   "01-slots-jo-smith": "jo-smith"}
+    ex = Exports(roster, {SLUG})  # inside a folder that itself ends in a login, the repository decides
+    assert ex.origin(tmp_path / "cs101-smith" / "01-slots-ines09" / "nb" / "x.ipynb", tmp_path).login == "ines09"
+    assert ex.origin(tmp_path / "ines09" / "01-slots-jo-smith" / "x.ipynb", tmp_path).login == "ines09"  # a login
+
+
+def test_a_clone_or_unzip_picks_the_same_copies(tmp_path):
+    """File times reversed (the oldest copy made newest) change nothing."""
+    for name in ("canvas", "gradescope"):
+        first = {pathlib.Path(s.path).relative_to(SAMPLES): s.counted for s in _grade([SAMPLES / name], load_roster(
+            SAMPLES / name / "roster.csv"), tmp_path)}
+        clone = tmp_path / "clone"
+        shutil.copytree(SAMPLES, clone)
+        files = sorted(p for p in (clone / name).rglob("*.ipynb"))
+        for i, p in enumerate(files):
+            os.utime(p, ns=(10**18 - i * 10**9, 10**18 - i * 10**9))
+        again = {pathlib.Path(s.path).relative_to(clone): s.counted for s in _grade([clone / name], load_roster(
+            clone / name / "roster.csv"), tmp_path)}
+        assert again == first and sum(first.values()) == {"canvas": 3, "gradescope": 2}[name]
+        shutil.rmtree(clone)
+
+
+def test_flat_names_match_the_longest_roster_login_and_never_guess_without_one(tmp_path):
+    (tmp_path / "r.csv").write_text("login\njo\njo_smith\n")
+    roster = load_roster(tmp_path / "r.csv")
+    ex = Exports(roster, {SLUG})
+    assert ex.origin(tmp_path / f"jo_smith_{SLUG}.ipynb", tmp_path).login == "jo_smith"
+    assert ex.origin(tmp_path / f"jo_{SLUG}.ipynb", tmp_path).login == "jo"
+    assert ex.origin(tmp_path / "joanna_x.ipynb", tmp_path).login is None
+    bare = Exports(None, {SLUG})
+    assert bare.origin(tmp_path / f"jo_smith_{SLUG}-Copy1.ipynb", tmp_path).login == "jo_smith"
+    o = bare.origin(tmp_path / "jo_smith_final.ipynb", tmp_path)
+    assert o.login is None and "without a roster" in o.why
+
+
+def test_copy_numbers_from_names():
+    assert [copy_number(s) for s in ("x", "x-Copy1", "x (2)", "x copy", "x-3", "x-Copy2 (1)", "01_a_b")] == \
+        [0, 1, 2, 1, 3, 2, 0]
+
+
+# --------------------------------------------------------------------------- rosters
+
+
+@pytest.mark.parametrize("encoding, sep, bom", [("utf-8", ",", False), ("utf-8", ",", True), ("cp1252", ";", False),
+                                               ("utf-8", "\t", False)])
+def test_rosters_in_the_encodings_and_separators_spreadsheets_write(tmp_path, encoding, sep, bom):
+    text = sep.join(["Login", "Full Name", "E-mail"]) + "\r\n" + sep.join(["ines09", "Inés Ortega", "i@u.example"]) + "\r\n"
+    (tmp_path / "r.csv").write_bytes(("\ufeff" if bom else "").encode() + text.encode(encoding))
+    roster = load_roster(tmp_path / "r.csv")
+    assert roster.names == {"ines09": "Inés Ortega"} and roster.lookup("I@U.example") == "ines09"
+
+
+def test_bad_rows_are_named_by_their_line_and_the_rest_stands(tmp_path):
+    (tmp_path / "r.csv").write_text('login,name\nalice,"Alice\nA"\nbob,Bob,\n,Nobody\nal ice,X\nalice,Again\n'
+                                    "carol@uni.example,Carol\n")
+    roster = load_roster(tmp_path / "r.csv")
+    assert sorted(roster.names) == ["alice", "bob", "carol"]  # a trailing comma is no error; e-mail gives carol
+    assert [p.split(": ", 1)[0].rsplit(" ", 2)[-2:] for p in roster.problems] == [["line", "5"], ["line", "6"],
+                                                                                 ["line", "7"]]
+    assert "no login" in roster.problems[0] and "already" in roster.problems[2]
+
+
+def test_a_roster_without_a_login_column_says_what_it_has(tmp_path):
+    (tmp_path / "r.csv").write_text("Section,Team\nA,1\n")
+    with pytest.raises(ValueError, match="needs a column 'login'.*has 'section', 'team'"):
+        load_roster(tmp_path / "r.csv")
+
+
+# --------------------------------------------------------------------------- the roster is the class
+
+
+def _sub(login, slug, score, path=None, **kw):
+    s = classroom.Submission(path=path or f"{login}/{slug}.ipynb", assignment=slug, login=login, counted=True, **kw)
+    s.questions = [classroom.Question(q.name, q.points, q.points * score) for q in get_set(slug).questions]
+    return s
+
+
+def _class_of_12(tmp_path):
+    logins = [f"s{i:02d}" for i in range(12)]
+    names = {x: f"Student {x}" for x in logins}
+    subs = [_sub(x, slug, 1.0) for x in logins[:10] for slug in (SLUG, SLUG2)]
+    subs.append(_sub("s10", SLUG, 0.5))  # partial: one set of two; s11 hands in nothing
+    return names, subs
+
+
+def test_every_roster_student_gets_a_row_an_entry_and_a_feedback_file(tmp_path):
+    names, subs = _class_of_12(tmp_path)
+    rep = report(subs, pass_mark=0.5, sandbox_line="-", roster=names)
+    assert rep["students"] == 12 and set(rep["class"]) == set(names)
+    assert {e["possible"] for e in rep["class"].values()} == {P1 + P2}
+    assert rep["sets"] == [SLUG, SLUG2] and "every set anyone handed in" in rep["sets_rule"]
+    assert rep["class"]["s11"]["score"] == 0 and rep["class"]["s10"]["score"] == P1 / 2
+    assert rep["possible"] == 12 * (P1 + P2) and rep["score"] == 10 * (P1 + P2) + P1 / 2
+    write_gradebook(rep, tmp_path / "g.csv")
+    raw = (tmp_path / "g.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbflogin,name,")
+    rows = {r["login"]: r for r in csv.DictReader(raw.decode("utf-8-sig").splitlines())}
+    assert len(rows) == 12 and {r["possible"] for r in rows.values()} == {f"{P1 + P2:g}"}
+    assert rows["s11"][f"{SLUG}:total"] == "0" and rows["s11"][f"{SLUG}:q1"] == "0"
+    assert rows["s10"][f"{SLUG2}:total"] == "0" and rows["s10"][f"{SLUG}:total"] == f"{P1 / 2:g}"
+    files = write_feedback(rep, tmp_path / "fb")
+    assert len(files) == 12 and "Not handed in (each scores 0): " + f"{SLUG}, {SLUG2}" in (
+        tmp_path / "fb" / "s11.md").read_text()
+
+
+def test_sets_assigned_are_counted_even_when_nobody_hands_one_in(tmp_path):
+    names, subs = _class_of_12(tmp_path)
+    rep = report(subs, pass_mark=0.5, sandbox_line="-", roster=names, sets=[SLUG, SLUG2, "03_headroom"])
+    assert rep["sets_rule"] == "assigned (--sets)"
+    assert {e["possible"] for e in rep["class"].values()} == {P1 + P2 + get_set("03_headroom").possible}
+
+
+# --------------------------------------------------------------------------- time
+
+
+def test_the_late_policies(tmp_path):
+    def run(policy):
+        on = _sub("a", SLUG, 1.0, path="a/x.ipynb", submitted="2026-10-02T10:00:00+00:00")
+        late = _sub("a", SLUG, 0.5, path="a/x-Copy1.ipynb", submitted="2026-10-03T10:00:00+00:00")
+        alone = _sub("b", SLUG, 1.0, path="b/x.ipynb", submitted="2026-10-04T10:00:00+00:00")
+        subs = [on, late, alone]
+        for s in subs:
+            when = s.submitted
+            s.counted, s.order = False, (True, float(when[8:10]), 0, 0, s.path)
+        classroom._mark_counted(subs, False, Deadlines.parse(["2026-10-02T23:00"], grace_min=30, late=policy))
+        return [(s.counted, s.late, s.score) for s in subs]
+
+    half, full = P1 / 2, P1
+    assert run("count") == [(False, False, full), (True, True, half), (True, True, full)]
+    assert run("penalty:0.2") == [(False, False, full), (True, True, round(half * 0.8, 6)), (True, True, round(full * 0.8, 6))]
+    assert run("refuse") == [(True, False, full), (False, True, half), (True, True, 0.0)]
+
+
+@pytest.mark.parametrize("args, words", [(["--late", "sometimes"], "--late must be one of"),
+                                         (["--late", "penalty:2"], "--late penalty:F needs F in [0, 1]"),
+                                         (["--deadline", "tomorrow"], "--deadline must be an ISO 8601 time"),
+                                         (["--deadline", "99_none=2026-10-01T00:00"], "no set '99_none'"),
+                                         (["--grace", "-5"], "--grace must be >= 0"),
+                                         (["--sets", "01,77"], "--sets: no set '77'")])
+def test_bad_term_options_are_one_line_and_exit_2(capsys, monkeypatch, args, words):
+    import importlib.util
+
+    monkeypatch.setenv("LANES_TEST_SECRET", "1")
+    spec = importlib.util.spec_from_file_location("grade_script", GRADE)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main([str(SAMPLES / "moodle"), *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+# --------------------------------------------------------------------------- regrades and re-runs
+
+
+def test_a_regrade_of_one_students_folder_folds_into_the_class(tmp_path):
+    """grade.py on one student's folder with the roster: a regrade report; merge replaces her rows."""
+    subs_dir = tmp_path / "subs"
+    shutil.copytree(SAMPLES / "moodle" / "submissions", subs_dir)
+    (tmp_path / "r.csv").write_text("login,name\nines09,Inés Ortega\njo_smith,Jo Smith\nken,Ken\n")
+    env = {**os.environ, "LANES_TEST_SECRET": "1"}
+
+    def grade(*args):
+        proc = subprocess.run([sys.executable, str(GRADE), *map(str, args), "--roster", str(tmp_path / "r.csv"),
+                               "--solutions", str(tmp_path / "none"), "--quiet", "--pass-mark", "0"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return proc
+
+    (tmp_path / "none").mkdir()
+    grade(subs_dir, "--json", tmp_path / "class.json", "--feedback", tmp_path / "fb")
+    klass = json.loads((tmp_path / "class.json").read_text())
+    assert klass["scope"] == "class" and klass["students"] == 3 and (tmp_path / "fb" / "ken.md").is_file()
+    ines = next(p for p in subs_dir.iterdir() if p.name.startswith("In"))
+    (ines / f"{SLUG}-Copy1.ipynb").write_text((ines / f"{SLUG}.ipynb").read_text())
+    grade(ines, "--json", tmp_path / "ines.json")
+    regrade = json.loads((tmp_path / "ines.json").read_text())
+    assert regrade["scope"] == "regrade" and list(regrade["roster"]) == ["ines09"]
+    assert {s["login"] for s in regrade["submissions"]} == {"ines09"} and len(regrade["submissions"]) == 2
+    proc = subprocess.run([sys.executable, str(GRADE), "merge", str(tmp_path / "class.json"), str(tmp_path / "ines.json"),
+                           "--json", str(tmp_path / "merged.json"), "--csv", str(tmp_path / "g.csv"),
+                           "--pass-mark", "0"], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert merged["students"] == 3 and merged["regraded"] == ["ines09"]
+    assert sorted(pathlib.Path(s["path"]).name for s in merged["submissions"] if s["login"] == "ines09") == \
+        [f"{SLUG}-Copy1.ipynb", f"{SLUG}.ipynb"]
+    assert merged["class"]["ines09"]["sets"][SLUG]["path"].endswith("-Copy1.ipynb")
+
+
+def test_a_rerun_leaves_no_stale_feedback_file(tmp_path):
+    names, subs = _class_of_12(tmp_path)
+    (tmp_path / "fb").mkdir()
+    (tmp_path / "fb" / "README.txt").write_text("mine")
+    write_feedback(report(subs, pass_mark=0.5, sandbox_line="-", roster=names), tmp_path / "fb")
+    assert (tmp_path / "fb" / "s11.md").is_file()
+    fewer = {k: v for k, v in names.items() if k != "s11"}
+    write_feedback(report(subs, pass_mark=0.5, sandbox_line="-", roster=fewer), tmp_path / "fb")
+    left = sorted(p.name for p in (tmp_path / "fb").iterdir() if not p.name.startswith("."))
+    assert left == ["README.txt"] + [f"s{i:02d}.md" for i in range(11)]
+    regrade = report([s for s in subs if s.login == "s03"], pass_mark=0.5, sandbox_line="-", roster={"s03": ""},
+                     scope="regrade")
+    assert write_feedback(regrade, tmp_path / "fb") == [tmp_path / "fb" / "s03.md"]
+    assert sorted(p.name for p in (tmp_path / "fb").iterdir() if not p.name.startswith(".")) == left
+
+
+def test_merge_refuses_regrades_alone_and_missing_shards():
+    rep = report([], pass_mark=0.5, sandbox_line="-", roster={"a": ""}, scope="regrade")
+    with pytest.raises(ValueError, match="needs the class's report"):
+        merge([rep])
+    with pytest.raises(ValueError, match="each shard 1..N exactly once"):
+        merge([report([], pass_mark=0.5, sandbox_line="-", shard=(2, 2))])
