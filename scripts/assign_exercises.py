@@ -12,16 +12,20 @@ For each master ``solutions/NN_slug/NN_slug.ipynb`` (Otter Assign format v1):
    with the repository root on ``PYTHONPATH`` so ``import lanes`` works;
 2. run ``otter assign`` into a temporary folder (which also runs every test,
    hidden ones included, against the solutions and fails if one does not pass);
-3. copy the student notebook and its public tests to ``exercises/NN_slug/``,
-   with volatile metadata removed (outputs, timings, random cell ids), so that
-   regenerating an unchanged master gives byte-identical files;
+3. copy the student notebook to ``exercises/NN_slug/``, with volatile
+   metadata removed (outputs, timings, random cell ids), so that regenerating
+   an unchanged master gives byte-identical files;
 4. write the filled-in solutions notebook, in student layout, to
    ``build/exercises/solutions/NN_slug.ipynb`` (git-ignored): a perfect submission
    of the default variant, which the grading tests use.
 
 The student notebook is marked with its set (``metadata.lanes.set``), so a renamed
-copy is still graded, and its Otter init cell names no notebook file, so a renamed
-copy still checks. The master's questions and points must match the set's spec in
+copy is still graded. It needs no Otter and no ``tests/`` folder: Otter's init cell
+(which sat above the title, and without which ``grader.check`` raised NameError) is
+removed, and the variant cell, the one a student runs after typing ``STUDENT``, sets
+``grader = lanes.exercises.Checks(slug)`` and refuses a value that is not a course
+token (``V = grader.variant(STUDENT)``); ``grader.check("qN")`` then says what it
+checked, never "passed". The master's questions and points must match the set's spec in
 ``lanes/exercises/sets/``; the answer key ``solutions/NN_slug/key.py`` never leaves
 ``solutions/``. Grading does not use Otter's autograder: see ``scripts/grade.py``.
 
@@ -45,7 +49,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 BUILD_DIR = ROOT / "build" / "exercises"
-INIT_SOURCE = '# Initialize Otter\nimport otter\ngrader = otter.Notebook(tests_dir="tests")'
 
 
 def masters(slugs: list[str] | None = None) -> list[pathlib.Path]:
@@ -150,24 +153,33 @@ STUDENT_GUARD = (
 )
 
 
+#: The variant cell's first line, as a student reads it.
+VARIANT_COMMENT = "# Run this cell: it checks your token, prints your variant and sets up grader.check."
+
+
 def guard_variant_cell(source: str) -> str:
-    """``source`` with :data:`STUDENT_GUARD` before its ``V = ...variant(..., STUDENT)`` line."""
+    """The student's variant cell made from the master's: :data:`STUDENT_GUARD` first, then
+    ``grader = lanes.exercises.Checks(slug)`` and ``V = grader.variant(STUDENT)`` in place of
+    ``V = lanes.exercises.variant(slug, STUDENT)``."""
+    source = re.sub(r"^# Run this cell:.*$", VARIANT_COMMENT, source, count=1, flags=re.M)
     if STUDENT_GUARD in source:
         return source
-    return re.sub(r"^(V = lanes\.exercises\.variant\(.*STUDENT\))$", lambda m: STUDENT_GUARD + m.group(1),
+    return re.sub(r"^V = lanes\.exercises\.variant\((\"[0-9a-z_]+\"), STUDENT\)$",
+                  lambda m: f"{STUDENT_GUARD}grader = lanes.exercises.Checks({m.group(1)})\nV = grader.variant(STUDENT)",
                   source, count=1, flags=re.M)
 
 
+def _is_otter_init(cell) -> bool:
+    return cell.cell_type == "code" and "otter.Notebook(" in cell.source and "import otter" in cell.source
+
+
 def student_notebook(nb, slug: str) -> None:
-    """Mark the set in the metadata, make the Otter init cell independent of the file name,
-    and guard the variant cell against running before the STUDENT cell."""
+    """Mark the set in the metadata, drop Otter's init cell, and make the variant cell set up
+    the checks and refuse a value that is not a course token (:func:`guard_variant_cell`)."""
     nb.metadata["lanes"] = {"set": slug}
+    nb.cells = [cell for cell in nb.cells if not _is_otter_init(cell)]
     for cell in nb.cells:
-        if cell.cell_type == "code" and "otter.Notebook(" in cell.source and "import otter" in cell.source:
-            cell.source = INIT_SOURCE
-            break
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "lanes.exercises.variant(" in cell.source:
+        if cell.cell_type == "code" and re.search(r"^V = .*STUDENT\)$", cell.source, re.M):
             cell.source = guard_variant_cell(cell.source)
             break
 
@@ -184,8 +196,8 @@ def normalise_students(out_root: pathlib.Path = EXERCISES) -> list[pathlib.Path]
     for path in sorted(out_root.glob("*/*.ipynb")):
         before = path.read_text(encoding="utf-8")
         nb = nbformat.reads(before, as_version=4)
-        normalize(nb, keep_outputs=False)
         student_notebook(nb, path.parent.name)
+        normalize(nb, keep_outputs=False)
         after = nbformat.writes(nb)
         after += "" if after.endswith("\n") else "\n"
         if after != before:
@@ -233,21 +245,16 @@ def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Pa
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        for item in sorted(student.iterdir()):
-            if item.suffix == ".ipynb":
-                nb = nbformat.read(item, as_version=4)
-                normalize(nb, keep_outputs=False)
-                student_notebook(nb, slug)
-                nbformat.write(nb, dest / item.name)
-            elif item.is_dir():
-                shutil.copytree(item, dest / item.name, ignore=shutil.ignore_patterns("__pycache__"))
-            else:
-                shutil.copy2(item, dest / item.name)
+        # The notebook only: Otter's tests/ folder is not used (grader.check is lanes').
+        nb = nbformat.read(student / f"{slug}.ipynb", as_version=4)
+        student_notebook(nb, slug)
+        normalize(nb, keep_outputs=False)
+        nbformat.write(nb, dest / f"{slug}.ipynb")
         # The solutions notebook in student layout (answers filled in, tests
         # removed): what a perfect submission looks like.  Build folder only.
         sol = nbformat.read(dist / "autograder" / f"{slug}.ipynb", as_version=4)
-        normalize(sol, keep_outputs=False)
         student_notebook(sol, slug)
+        normalize(sol, keep_outputs=False)
         (ag_root / "solutions").mkdir(parents=True, exist_ok=True)
         nbformat.write(sol, ag_root / "solutions" / f"{slug}.ipynb")
 

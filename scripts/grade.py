@@ -82,19 +82,45 @@ def _load_secret(path: pathlib.Path) -> str:
 
 
 def cmd_init(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="grade.py init", description="Write a new course secret (git-ignored).")
+    ap = argparse.ArgumentParser(prog="grade.py init", description="Write a new course secret (git-ignored), "
+                                 "or, with --restore, the one backed up (read from stdin).")
     ap.add_argument("--secret", type=pathlib.Path, help=f"where (default {SECRET_FILE.name} at the checkout root)")
     ap.add_argument("--force", action="store_true", help="replace an existing secret (changes every token)")
+    ap.add_argument("--restore", action="store_true",
+                    help="write the secret given on stdin (the backup of a lost one): the same tokens again")
     args = ap.parse_args(argv)
     path = _secret_path(args.secret)
+    secret = variants.new_course_secret()
+    if args.restore:
+        try:
+            secret = variants.check_course_secret(sys.stdin.readline().strip())
+        except ValueError as e:
+            print(f"grade.py init: --restore: {e}", file=sys.stderr)
+            return 2
     if path.exists() and not args.force:
-        print(f"grade.py init: {path} exists; --force replaces it (every student's token changes)", file=sys.stderr)
-        return 2
+        try:
+            same = args.restore and path.read_text(encoding="utf-8").strip() == secret
+        except OSError:
+            same = False
+        if not same:
+            print(f"grade.py init: {path} exists; --force replaces it (every student's token changes)", file=sys.stderr)
+            return 2
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
-        f.write(variants.new_course_secret() + "\n")
-    print(f"wrote a new course secret to {path} (keep it private; it is git-ignored)")
+        f.write(secret + "\n")
+    fingerprint = variants.secret_fingerprint(secret)
+    if args.restore:
+        print(f"restored the course secret to {path} (fingerprint {fingerprint}): the tokens are the ones handed out")
+        return 0
+    print(f"wrote a new course secret to {path} (fingerprint {fingerprint}; keep it private; it is git-ignored)\n"
+          "Back it up now, where you can read it back: losing it changes every token, and then every "
+          "notebook scores 0.\n"
+          f"  - copy its one line into a password manager (or a private file outside this checkout): cat {path}\n"
+          "  - a GitHub repository secret is write-only: it grades in CI but can never be read back, so it "
+          "is no backup\n"
+          f"  - to get it back: python scripts/grade.py init --restore{'' if args.secret is None else f' --secret {path}'}"
+          " < backup.txt (or paste the line), and check the fingerprint")
     return 0
 
 

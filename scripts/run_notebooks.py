@@ -21,11 +21,12 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
 * predictions stay hidden: every reveal cell (tagged ``hide-output``, the cell
   after each ``predict`` cell) has its outputs collapsed in JupyterLab
   (``metadata.jupyter.outputs_hidden`` and the ``collapsed`` flag JupyterLab
-  writes with it); the book folds them by the tag, nbval still checks them;
+  writes with it: the save hook's rule); the book folds them by the tag, nbval
+  still checks them;
 * the setup cell (tagged ``setup``) has its code collapsed in JupyterLab
   (``metadata.jupyter.source_hidden``) and the ``remove-cell`` tag for the book;
 * every figure has alt text: a code cell whose outputs hold an image gets
-  ``metadata.mystnb.image.alt`` from ``notebooks/figure_alt.json`` (cell id ->
+  ``metadata.mystnb.image.alt`` from ``scripts/figure_alt.json`` (cell id ->
   text), which MyST-NB writes as the image's ``alt``, and figures at least
   :data:`WIDE_FIGURE_PX` wide the ``lanes-wide`` class (readable on a phone).
 
@@ -67,8 +68,7 @@ LANGUAGE_INFO = {
 _CELL_KEYS_DROPPED = ("execution", "collapsed", "scrolled")
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 #: Alt text of every chapter figure, by the id of the code cell that draws it.
-FIGURE_ALT = ROOT / "notebooks" / "figure_alt.json"
-REVEAL_TAG = "hide-output"
+FIGURE_ALT = ROOT / "scripts" / "figure_alt.json"
 SETUP_TAG = "setup"
 SETUP_TAGS = [SETUP_TAG, "remove-cell"]
 IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
@@ -84,7 +84,7 @@ def _savehook():
 
 
 def figure_alt() -> dict[str, str]:
-    """``notebooks/figure_alt.json``: cell id -> alt text (empty when the file is missing)."""
+    """``scripts/figure_alt.json``: cell id -> alt text (empty when the file is missing)."""
     if not FIGURE_ALT.is_file():
         return {}
     return json.loads(FIGURE_ALT.read_text(encoding="utf-8"))
@@ -142,7 +142,6 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
     ``alt`` maps cell ids to figure alt text (default: :func:`figure_alt`).
     """
     alt = figure_alt() if alt is None else alt
-    _savehook().clean_notebook(nb)
     meta = nb.setdefault("metadata", {})
     meta["kernelspec"] = dict(KERNELSPEC)
     meta["language_info"] = json.loads(json.dumps(LANGUAGE_INFO))
@@ -159,11 +158,6 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
             template = cmeta.get("lanes", {}).get("prose")
             if isinstance(template, str):
                 cmeta["lanes"]["prose"] = _link_files(template)
-        if cell.get("cell_type") == "code" and REVEAL_TAG in tags:
-            # JupyterLab writes both flags when outputs are collapsed; with one
-            # alone it would add the other on opening, and the file would change.
-            _set_jupyter_flag(cmeta, "outputs_hidden")
-            cmeta["collapsed"] = True
         if cell.get("cell_type") == "code" and SETUP_TAG in tags:
             _set_jupyter_flag(cmeta, "source_hidden")
             cmeta["tags"] = SETUP_TAGS + [t for t in tags if t not in SETUP_TAGS and t != "hide-input"]
@@ -183,6 +177,7 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
             out.get("metadata", {}).pop("execution", None)
             if out.get("output_type") == "execute_result" and cell.get("execution_count"):
                 out["execution_count"] = cell["execution_count"]
+    _savehook().clean_notebook(nb)  # after the view flags are dropped: it folds the reveals
     return nb
 
 

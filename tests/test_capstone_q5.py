@@ -37,7 +37,9 @@ def _score(checks) -> float:
 
 
 def test_the_student_whose_hidden_seeds_the_reference_missed_gets_full_marks(key):
-    v = get_set(CAPSTONE).variant(student_token("s015", TEST_SECRET))
+    # s015's token under the test secret before tokens ended in a check character: a variant
+    # depends only on this string, and this one's hidden seeds are those the reference missed.
+    v = get_set(CAPSTONE).variant("s015-rrkezc")
     assert v.scenario_id == 9  # reserve:8 at a p99 target of 5 s
     assert _score(key.q5(key.reference_answers(9), v)) == 5
 

@@ -81,6 +81,9 @@ def test_a_classmates_answers_earn_nothing_variant_specific(klass):
         assert s["login"] == login and s["counted"]
         assert sum(q["score"] for n, q in s["questions"].items() if n != "q4") == 0, s
         assert any("not " + login + "'s token" in m for m in s["messages"])
+    mallory, eve = _sub(klass["data"], "mallory"), _sub(klass["data"], "eve")
+    assert mallory["notebook_student"] == K.token("alice") and eve["notebook_student"].startswith(K.token("alice"))
+    assert any("another student's token (alice's)" in m for m in mallory["messages"]), mallory["messages"]
     rows = {r["login"] for r in csv.DictReader((klass["out"] / "gradebook.csv").open(newline="", encoding="utf-8-sig"))}
     assert "alice" in rows and not any("\ufe0f" in r for r in rows)
 

@@ -313,12 +313,12 @@ def _figure_cells(path: Path) -> list[dict]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
 def test_every_figure_has_alt_text_that_says_what_it_shows(path):
-    """Alt text comes from notebooks/figure_alt.json (cell id -> text), applied by normalise."""
+    """Alt text comes from scripts/figure_alt.json (cell id -> text), applied by normalise."""
     problems = []
     for cell in _figure_cells(path):
         alt = cell["metadata"].get("mystnb", {}).get("image", {}).get("alt", "")
         if len(alt.split()) < 8:
-            problems.append(f"cell {cell.get('id')}: alt text {alt!r}; add one to notebooks/figure_alt.json "
+            problems.append(f"cell {cell.get('id')}: alt text {alt!r}; add one to scripts/figure_alt.json "
                             "and run scripts/run_notebooks.py --normalise-only")
     assert not problems, problems
 
@@ -326,7 +326,7 @@ def test_every_figure_has_alt_text_that_says_what_it_shows(path):
 def test_alt_texts_belong_to_figures():
     ids = {c.get("id") for p in NOTEBOOKS for c in _figure_cells(p)}
     stale = sorted(set(_runner().figure_alt()) - ids)
-    assert not stale, f"notebooks/figure_alt.json names cells that draw no figure: {stale}"
+    assert not stale, f"scripts/figure_alt.json names cells that draw no figure: {stale}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
@@ -342,3 +342,10 @@ def test_the_system_diagram_is_linked_not_named():
     named = [f"{p.name}" for p in NOTEBOOKS for c in load(p)["cells"]
              if c["cell_type"] == "markdown" and re.search(r"(?<!\[)`book/images/system\.svg`", "".join(c["source"]))]
     assert not named, f"the system diagram is named as a path, not linked, in {named}"
+
+
+def test_the_chapters_folder_holds_only_chapters():
+    """What a student sees in ``notebooks/``: chapter notebooks only (helper files live elsewhere)."""
+    others = sorted(p.name for p in (ROOT / "notebooks").iterdir()
+                    if not re.fullmatch(r"[0-9][0-9]_[a-z0-9_]+\.ipynb", p.name) and p.name != ".ipynb_checkpoints")
+    assert not others, f"notebooks/ holds files that are not chapters: {others}"

@@ -28,11 +28,11 @@ class _Result:
 
 
 @pytest.fixture
-def grader(monkeypatch):
-    otter = pytest.importorskip("otter")
-    monkeypatch.chdir(SET_DIR)
+def grader():
+    import lanes.exercises
+
     public._FAILED_CELLS.clear()
-    yield otter.Notebook(tests_dir="tests")
+    yield lanes.exercises.Checks(SET)
     public._FAILED_CELLS.clear()
 
 
@@ -42,10 +42,25 @@ def _env(**answers):
     return {"STUDENT": "", "V": lanes.exercises.variant(SET, ""), **answers}
 
 
-def test_a_failed_check_starts_with_the_problem_not_otters_frame(grader):
-    text = repr(grader.check("q1", _env(q1_reserve_long="abc")))
-    assert "q1_reserve_long should be a whole number" in text
-    assert "Error at line" not in text and "public_check(" not in text, text
+def test_a_failed_check_says_the_problem_in_one_line_per_answer(grader):
+    report = grader.check("q1", _env(q1_reserve_long="abc"))
+    assert not report.ok
+    assert repr(report) == "q1: form not ok:\n  q1_reserve_long should be a whole number (an int such as 12), not str"
+
+
+def test_a_check_says_what_it_checked_and_never_passed(grader):
+    report = grader.check("q1", _env(q1_reserve_long=12))
+    assert report.ok
+    text = repr(report)
+    assert text == ("q1: form ok: q1_reserve_long is a whole number (an int such as 12); "
+                    "the value is graded by your instructor")
+    assert "pass" not in text.lower() and text.isascii()
+
+
+def test_a_check_takes_the_notebooks_globals_as_a_cell_calls_it(grader):
+    env = {**_env(q1_reserve_long=12), "grader": grader}
+    exec(compile('report = grader.check("q1")', "<check cell>", "exec"), env)
+    assert env["report"].ok
 
 
 def test_a_check_after_a_raising_answer_cell_reports_the_exception(grader):
@@ -55,7 +70,7 @@ def test_a_check_after_a_raising_answer_cell_reports_the_exception(grader):
     text = repr(grader.check("q1", env))
     assert "raised NameError: name 'undefined_name' is not defined" in text, text
     public._remember(_Result(cell, None))  # fixed and run again
-    assert "All test cases passed" in repr(grader.check("q1", env))
+    assert grader.check("q1", env).ok
 
 
 def test_the_check_hook_is_registered_in_ipython():
@@ -76,18 +91,66 @@ def test_the_check_hook_is_registered_in_ipython():
         assert ipython
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("*/*.ipynb")), ids=lambda p: p.parent.name)
+EXERCISE_NOTEBOOKS = sorted((ROOT / "exercises").glob("*/*.ipynb"))
+
+
+def _variant_cell(path: Path) -> str:
+    return next(c for c in _cells(path) if "grader.variant(STUDENT)" in c)
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=lambda p: p.parent.name)
 def test_the_variant_cell_run_first_says_to_run_the_student_cell(path):
-    variant_cell = next(c for c in _cells(path) if "lanes.exercises.variant(" in c)
     with pytest.raises(NameError, match=r"run the STUDENT cell above"):
-        exec(compile(variant_cell, "<variant cell>", "exec"), {})
+        exec(compile(_variant_cell(path), "<variant cell>", "exec"), {})
 
 
-def test_the_student_cell_then_the_variant_cell_runs():
-    cells = _cells(SET_DIR / f"{SET}.ipynb")
-    student = next(c for c in cells if re.search(r"^STUDENT = ", c, re.M))
-    variant_cell = next(c for c in cells if "lanes.exercises.variant(" in c)
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_the_student_cell_and_the_variant_cell_set_everything_up(path):
+    """No Otter and no cell above the title: the STUDENT cell is the first code cell, the
+    variant cell under it makes ``V`` and ``grader``, and every check cell can then run."""
+    cells = _cells(path)
+    assert not any("otter" in c for c in cells), "the student notebook still uses Otter"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["cells"][0]["cell_type"] == "markdown" and "".join(nb["cells"][0]["source"]).startswith("# Exercises")
+    assert re.search(r'^STUDENT = ""$', cells[0], re.M)
     env: dict = {}
-    exec(compile(student, "<student cell>", "exec"), env)
-    exec(compile(variant_cell, "<variant cell>", "exec"), env)
-    assert env["V"].slug == SET
+    exec(compile(cells[0], "<student cell>", "exec"), env)
+    exec(compile(_variant_cell(path), "<variant cell>", "exec"), env)
+    assert env["V"].slug == path.parent.name
+    for check in (c for c in cells if c.startswith("grader.check(")):
+        report = eval(check, env)
+        assert not report.ok and "is not defined: run its answer cell" in repr(report), check
+
+
+def _run_in_ipython(cells: list[str]) -> str:
+    """Run cells in one IPython shell as a kernel would; what it printed (tracebacks included)."""
+    import contextlib
+    import io
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for cell in cells:
+            shell.run_cell(cell, store_history=False)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("typed", ["h3student-w5efvs", "h3student-w5evfr", "h3student", "h3student-w5efv"])
+def test_the_variant_cell_refuses_a_mistyped_token_or_a_bare_login_in_one_line(typed):
+    from lanes.exercises.variants import NOT_A_TOKEN, TEST_SECRET, student_token
+
+    assert student_token("h3student", TEST_SECRET) == "h3student-w5efvr"  # what was handed out
+    shown = _run_in_ipython(["V = None", f"STUDENT = {typed!r}", _variant_cell(SET_DIR / f"{SET}.ipynb")])
+    assert shown.strip() == f"NotAToken: {NOT_A_TOKEN}", shown
+    good = _run_in_ipython(["STUDENT = 'h3student-w5efvr'", _variant_cell(SET_DIR / f"{SET}.ipynb"),
+                            "print(V.student)"])
+    assert good.strip().endswith("h3student-w5efvr") and "NotAToken" not in good
+
+
+def test_checks_of_an_unknown_set_are_refused_naming_the_parameter():
+    import lanes.exercises
+
+    with pytest.raises(ValueError, match=r"^slug must be one of the exercise sets 01_slots_and_littles_law, .* \(got 'nope'\)"):
+        lanes.exercises.Checks("nope")

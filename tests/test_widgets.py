@@ -96,6 +96,23 @@ class TestWhatASavedNotebookKeeps:
             {"output_type": "stream", "name": "stderr", "text": "100%\n"},
         ]
 
+    def test_a_reveal_run_in_jupyterlab_is_saved_folded_and_other_cells_are_left_alone(self):
+        from lanes.pool import savehook
+
+        # What JupyterLab holds after running a reveal: its output unfolded.
+        nb = self._nb({"output_type": "stream", "name": "stdout", "text": "42\n"}, widgets=False)
+        nb["cells"][0]["metadata"] = {"collapsed": False, "jupyter": {"outputs_hidden": False},
+                                      "tags": [savehook.REVEAL_TAG]}
+        nb["cells"].append({"cell_type": "code", "metadata": {"collapsed": False, "tags": ["predict"]},
+                            "source": "", "outputs": []})
+        nb["cells"].append({"cell_type": "code", "metadata": {"tags": [savehook.REVEAL_TAG]},
+                            "source": "", "outputs": []})
+        savehook.clean_notebook(nb)
+        metas = [c["metadata"] for c in nb["cells"]]
+        assert metas[0] == {"collapsed": True, "jupyter": {"outputs_hidden": True}, "tags": [savehook.REVEAL_TAG]}
+        assert metas[1] == {"collapsed": False, "tags": ["predict"]}
+        assert metas[2] == {"collapsed": True, "jupyter": {"outputs_hidden": True}, "tags": [savehook.REVEAL_TAG]}
+
     def test_pre_save_touches_notebooks_only(self):
         from lanes.pool import savehook
 
@@ -106,20 +123,52 @@ class TestWhatASavedNotebookKeeps:
         savehook.pre_save(model=model, path="x.ipynb", contents_manager=None)
         assert "widgets" not in model["content"]["metadata"]
 
-    def test_the_repository_server_config_installs_the_hook(self):
+    def test_the_installed_setting_enables_the_extension_that_registers_the_hook(self, tmp_path):
+        """Jupyter reads only ``jpserver_extensions`` from ``jupyter_server_config.d``: the kit's file
+        enables :mod:`lanes.pool.savehook` as an extension, and loading it makes a real contents
+        manager save notebooks through the hook."""
+        import importlib
+        import json
         import pathlib
+        import types
 
-        from traitlets.config import PyFileConfigLoader
+        from jupyter_server.extension.utils import get_loader, get_metadata
+        from jupyter_server.services.contents.filemanager import FileContentsManager
 
         root = pathlib.Path(__file__).resolve().parents[1]
-        config = PyFileConfigLoader("jupyter_server_config.py", path=str(root)).load_config()
-        hook = config.ContentsManager.pre_save_hook
-        assert callable(hook) and hook.__name__ == "pre_save"
-        import json
-
         installed = json.loads((root / "lanes" / "pool" / "server_config" / "lanes.json").read_text())
-        assert installed == {"ContentsManager": {"pre_save_hook": "lanes.pool.savehook.pre_save"}}
+        assert installed == {"ServerApp": {"jpserver_extensions": {"lanes.pool.savehook": True}}}
+        module, points = get_metadata("lanes.pool.savehook")
+        assert [p["module"] for p in points] == ["lanes.pool.savehook"]
+        manager = FileContentsManager(root_dir=str(tmp_path))
+        get_loader(importlib.import_module(points[0]["module"]))(types.SimpleNamespace(contents_manager=manager))
+        e = widgets.littles_explorer()
+        nb = self._nb({"output_type": "display_data", "data": dict(e._repr_mimebundle_()), "metadata": {}})
+        nb["cells"][0]["id"] = "c0"
+        nb["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        manager.save({"type": "notebook", "format": "json", "content": nb}, "saved.ipynb")
+        saved = json.loads((tmp_path / "saved.ipynb").read_text())
+        (out,) = saved["cells"][0]["outputs"]
+        assert widgets.WIDGET_VIEW_MIME not in out["data"] and "widgets" not in saved["metadata"]
 
+    def test_an_editable_install_installs_the_hook_for_every_server(self, tmp_path):
+        """``requirements.txt`` installs the kit editable: its wheel must carry the server setting too."""
+        import pathlib
+        import subprocess
+        import sys
+        import zipfile
+
+        root = pathlib.Path(__file__).resolve().parents[1]
+        build = ("import sys; from setuptools import build_meta; "
+                 "print(build_meta.build_editable(sys.argv[1], {'editable_mode': 'compat'}))")
+        proc = subprocess.run([sys.executable, "-c", build, str(tmp_path)], cwd=root,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        with zipfile.ZipFile(tmp_path / proc.stdout.strip().splitlines()[-1]) as zf:
+            names = zf.namelist()
+            config = [n for n in names if n.endswith("etc/jupyter/jupyter_server_config.d/lanes.json")]
+            assert config, f"the editable wheel installs no Jupyter server setting: {names}"
+            assert zf.read(config[0]) == (root / "lanes" / "pool" / "server_config" / "lanes.json").read_bytes()
 
 class TestProgressLine:
     def test_progress_text(self):

@@ -2,9 +2,10 @@
 
 The top-most part of the package: it may import every other part. In a set notebook::
 
-    STUDENT = "jdoe42"
-    V = lanes.exercises.variant("01_slots_and_littles_law", STUDENT)
-    print(V)            # the parameters of your variant, as V.<name>
+    STUDENT = "jdoe42-k7f3q2"                       # the course token (a check character ends it)
+    grader = lanes.exercises.Checks("01_slots_and_littles_law")
+    V = grader.variant(STUDENT)   # refuses a mistyped token; the parameters as V.<name>
+    grader.check("q1")            # the form of q1's answer (values are graded by the instructor)
 
 See ``solutions/AUTHORING.md`` for how a set is written and graded.
 """
@@ -12,13 +13,13 @@ See ``solutions/AUTHORING.md`` for how a set is written and graded.
 from __future__ import annotations
 
 from .forms import Choice, Float, Form, FormError, Int, Seq, Str, to_plain
-from .public import public_check
+from .public import Checks, public_check
 from .registry import all_sets, get_set, slugs
 from .spec import Question, SetSpec
 from .variants import Variant
 
 __all__ = [
-    "Choice", "Float", "Form", "FormError", "Int", "Question", "Seq", "SetSpec", "Str", "Variant",
+    "Checks", "Choice", "Float", "Form", "FormError", "Int", "Question", "Seq", "SetSpec", "Str", "Variant",
     "all_sets", "get_set", "public_check", "slugs", "to_plain", "variant",
 ]
 

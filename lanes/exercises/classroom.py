@@ -50,7 +50,7 @@ from .gradebook import feedback_markdown, merge, report, write_feedback, write_g
 from .lms import Exports, copy_number
 from .registry import all_sets, get_set
 from .roster import Roster, load_roster
-from .variants import check_login, normalise_student, student_token
+from .variants import check_login, normalise_student, student_token, token_mismatch
 
 __all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", "feedback_markdown",
            "grade", "load_roster", "merge", "read_notebook", "report", "shard_of", "write_feedback",
@@ -83,6 +83,7 @@ class Submission:
     login: str | None = None
     name: str = ""
     student: str | None = None  # the STUDENT value (token) graded
+    notebook_student: str | None = None  # the notebook's own STUDENT, as it was written (cleaned)
     status: str = GRADED
     counted: bool = False
     submitted: str | None = None  # the export's own submission time (ISO 8601, UTC), if it has one
@@ -528,6 +529,7 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progres
             by_var, other = cell_errors_by_variable(nb, spec.variables, errors)
             sub.messages.extend(other[:10])
             own = data.get("student")
+            sub.notebook_student = _clean(own, 60) if type(own) is str else None
             if solutions is None:  # practice feedback: the notebook's own STUDENT, if it is a valid one
                 try:
                     who = normalise_student(own)
@@ -539,9 +541,10 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progres
                     mine = normalise_student(own)
                 except ValueError:
                     mine = None
-                if mine != who:
-                    sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token: graded as {sub.login}'s "
-                                        "variant (set STUDENT to the token your instructor gave you)")
+                why = token_mismatch(mine, sub.login, secret)
+                if why:
+                    sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as "
+                                        f"{sub.login}'s variant (set STUDENT to the token your instructor gave you)")
             sub.student = who
             judge_jobs.append({"id": i, "slug": sub.assignment, "student": who,
                                "answers": {k: v for k, v in answers.items() if k in spec.variables},

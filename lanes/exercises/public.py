@@ -1,8 +1,11 @@
 """The public form check that ``grader.check("qN")`` runs in JupyterLab (no values are checked).
 
-What a student reads when a check fails is the problem itself, one line per
-answer: Otter's own frame ("Error at line 12 in test q1: public_check(...)")
-is left out for the failures raised here (:class:`CheckFailed`).
+A set's variant cell makes ``grader = lanes.exercises.Checks(slug)`` and
+``V = grader.variant(STUDENT)``: the variant cell refuses a value that is not a
+course token with one line (:data:`lanes.exercises.variants.NOT_A_TOKEN`), and
+``grader.check("qN")`` shows what it checked ("q1: form ok: q1_busy_slots is a
+number; the value is graded by your instructor"), or the problems, one line
+per answer. It never says "passed": only the grader judges values.
 
 In IPython, importing this module (the variant cell imports ``lanes.exercises``)
 registers a ``post_run_cell`` callback that remembers, for every name a cell
@@ -16,11 +19,13 @@ import linecache
 import re
 import sys
 
-from .forms import FormError
-from .registry import get_set
-from .variants import Variant, normalise_student
+from dataclasses import dataclass
 
-__all__ = ["CheckFailed", "last_error_in_cell_assigning", "public_check"]
+from .forms import FormError
+from .registry import get_set, slugs
+from .variants import Variant, normalise_student, token_problem
+
+__all__ = ["CheckFailed", "CheckReport", "Checks", "NotAToken", "last_error_in_cell_assigning", "public_check"]
 
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
@@ -30,30 +35,6 @@ _FAILED_CELLS: dict[str, str] = {}
 
 class CheckFailed(AssertionError):
     """A failed public check; its message is all the student needs to read."""
-
-
-def _patch_otter() -> None:
-    """Make Otter show a :class:`CheckFailed` as its message alone, without its own frame.
-
-    Only where Otter's test runner is already loaded (it is while ``grader.check`` runs a
-    test, which is when :func:`public_check` calls this): importing Otter costs seconds,
-    and a notebook graded in the box, or plain Python, never needs it.
-    """
-    module = sys.modules.get("otter.test_files.exception_test")
-    ExceptionTestFile = getattr(module, "ExceptionTestFile", None)
-    if ExceptionTestFile is None:  # no Otter here: nothing to patch
-        return
-    original = ExceptionTestFile._generate_error_message
-    if getattr(original, "_lanes", False):
-        return
-
-    def message(self, excp, context=0):
-        if isinstance(excp, CheckFailed):
-            return str(excp)
-        return original(self, excp, context)
-
-    message._lanes = True
-    ExceptionTestFile._generate_error_message = message
 
 
 def _remember(result) -> None:
@@ -99,17 +80,19 @@ def last_error_in_cell_assigning(var: str) -> str | None:
 def public_check(slug: str, question: str, env: dict) -> None:
     """Check the form of every answer of ``question`` in the notebook's globals ``env``.
 
-    Raises ``AssertionError`` with one line per problem; passing says nothing about the
+    Raises :class:`CheckFailed` with one line per problem; passing says nothing about the
     value, which only the grader checks, for the variant of the notebook's ``STUDENT``.
     """
-    _patch_otter()
     spec = get_set(slug)
     q = spec.question(question)
     problems = []
     student, shown = env.get("STUDENT", ""), env.get("V")
-    if isinstance(shown, Variant) and type(student) is str and shown.slug == slug:
+    if type(student) is str:
         try:
-            if shown.student != normalise_student(student):
+            student = normalise_student(student)
+            if student and token_problem(student):
+                problems.append(f"STUDENT: {token_problem(student)}")
+            elif isinstance(shown, Variant) and shown.slug == slug and shown.student != student:
                 problems.append("V belongs to another STUDENT: run the variant cell again, then "
                                 "rerun your answer cells so they use your variant's numbers")
         except ValueError as e:
@@ -134,8 +117,65 @@ def public_check(slug: str, question: str, env: dict) -> None:
         raise CheckFailed("\n".join(problems))
     if student == "":
         print("Note: STUDENT is empty, so you are working the default variant. Type your "
-              "identifier into the STUDENT cell, run it and the cell under it, then rerun your answers.")
+              "course token into the STUDENT cell, run it and the cell under it, then rerun your answers.")
 
 
-_patch_otter()
+class NotAToken(ValueError):
+    """``STUDENT`` is not a course token; IPython shows the message alone, as one line."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What ``grader.check("qN")`` found: ``ok`` and the lines it shows (its ``repr``)."""
+
+    question: str
+    ok: bool
+    lines: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """The ``grader`` of a set notebook: ``grader.check("qN")`` checks the form of question qN's answers.
+
+    Parameters
+    ----------
+    slug : str
+        The exercise set, such as ``"01_slots_and_littles_law"``.
+    """
+
+    slug: str
+
+    def __post_init__(self) -> None:
+        if type(self.slug) is not str or self.slug not in slugs():
+            raise ValueError(f"slug must be one of the exercise sets {', '.join(slugs())} (got {self.slug!r:.60})")
+
+    def variant(self, student: object) -> Variant:
+        """The variant of ``student`` (the notebook's ``STUDENT``): the default one for ``""``;
+        :class:`NotAToken` (one line) for a value that is not a course token, such as a token
+        with a character mistyped or a bare login."""
+        s = normalise_student(student)
+        if s and token_problem(s):
+            raise NotAToken(token_problem(s))
+        return get_set(self.slug).variant(s)
+
+    def check(self, question: str, env: dict | None = None) -> CheckReport:
+        """The form check of ``question`` against ``env`` (default: the calling notebook's globals)."""
+        if env is None:
+            env = sys._getframe(1).f_globals
+        spec = get_set(self.slug).question(question)
+        try:
+            public_check(self.slug, question, env)
+        except CheckFailed as e:
+            return CheckReport(question, False, (f"{question}: form not ok:", *(f"  {ln}" for ln in str(e).splitlines())))
+        forms = [f"{var} is {form.describe()}" for var, form in spec.answers]
+        value = "the value is" if len(forms) == 1 else "the values are"
+        return CheckReport(question, True, (f"{question}: form ok: {'; '.join(forms)}; {value} graded by your instructor",))
+
+
 _register_with_ipython()

@@ -6,10 +6,14 @@ ones, and the empty value gives the set's default variant, whose numbers are cho
 from those the chapters print.
 
 In a graded course ``STUDENT`` is the student's **token**, ``<login>-<code>``: the roster
-login and a code of :data:`CODE_LEN` characters made from the course's secret
-(:func:`student_token`). The instructor hands each student their token; without the secret
-nobody can compute a classmate's token, so nobody can compute a classmate's variant or
-search for a favourable one offline. A login and a token use ``[a-z0-9._-]`` only.
+login and a code of :data:`CODE_LEN` characters, all but the last made from the course's
+secret (:func:`student_token`). The instructor hands each student their token; without the
+secret nobody can compute a classmate's token, so nobody can compute a classmate's variant
+or search for a favourable one offline. The code's last character is a **check character**
+computed from the rest of the token alone (:func:`check_character`): the variant cell tells a
+token with one character mistyped, two neighbours swapped, or no code at all (a bare login)
+from a real one without knowing the secret (:func:`token_problem`). A login and a token use
+``[a-z0-9._-]`` only.
 """
 
 from __future__ import annotations
@@ -20,17 +24,26 @@ import random
 import re
 from dataclasses import dataclass
 
-__all__ = ["CODE_LEN", "TEST_SECRET", "Variant", "check_login", "course_secret", "normalise_student",
-           "load_course_secret", "new_course_secret", "rng_for", "set_course_secret", "student_token"]
+__all__ = ["CODE_ALPHABET", "CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "TOKEN_CHARS", "Variant",
+           "check_character", "check_course_secret", "check_login", "course_secret", "load_course_secret",
+           "new_course_secret", "normalise_student", "rng_for", "secret_fingerprint", "set_course_secret",
+           "student_token", "token_mismatch", "token_problem"]
 
 #: What a ``STUDENT`` value may hold (after stripping and lower-casing).
 STUDENT_RE = re.compile(r"[a-z0-9._-]{1,40}")
-#: Characters of the secret-made code in a token; a login is at most 40 - 1 - CODE_LEN long.
+#: Characters of the code in a token (the secret-made part and the check character);
+#: a login is at most 40 - 1 - CODE_LEN long.
 CODE_LEN = 6
 MAX_LOGIN = 40 - 1 - CODE_LEN
+#: What the variant cell says of a value that is not a course token (one line, no secret needed).
+NOT_A_TOKEN = "this is not a valid course token: check it against the one your instructor gave you"
 #: The secret of the test suite: public, so grading refuses it outside the tests.
 TEST_SECRET = "lanes-test-secret-not-for-grading"
-_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i
+CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: 31 characters, a prime
+#: Every character a token may hold, numbered for the check: the code's alphabet first
+#: (0-30), then the others (31-38, which the check cannot tell from 0-7: '-' from 'a',
+#: '.' from 'b', ..., 'o' from 'h'; none of those pairs looks alike).
+TOKEN_CHARS = CODE_ALPHABET + "-._01ilo"
 
 _secret: str | None = None
 
@@ -74,6 +87,22 @@ def course_secret() -> str:
     return _secret
 
 
+def check_course_secret(secret: object) -> str:
+    """``secret`` if it can be a course secret (a string of at least 16 characters, not the
+    test suite's public one); ``ValueError`` naming the rule otherwise."""
+    if type(secret) is not str or len(secret) < 16:
+        got = f"{len(secret)} characters" if type(secret) is str else type(secret).__name__
+        raise ValueError(f"the course secret must be a string of at least 16 characters (got {got})")
+    if secret == TEST_SECRET:
+        raise ValueError("that is the test suite's public secret, which grades nothing real")
+    return secret
+
+
+def secret_fingerprint(secret: str) -> str:
+    """Eight hex digits that tell two secrets apart without showing either (to check a restore)."""
+    return hashlib.sha256(f"lanes-secret-fingerprint/{secret}".encode()).hexdigest()[:8]
+
+
 def load_course_secret(path, *, allow_test: bool = False) -> str:
     """The course secret in file ``path`` (one line); ``ValueError`` saying how to make one.
 
@@ -104,18 +133,79 @@ def new_course_secret() -> str:
     return secrets.token_hex(32)
 
 
+def check_character(body: str) -> str:
+    """The check character that ends a token whose other characters are ``body`` (``"jdoe42-k7f3q"``).
+
+    A weighted sum modulo 31 (the size of the code's alphabet, a prime): character ``i``
+    (from 1) counts ``1 + (i - 1) % 30`` times its number in :data:`TOKEN_CHARS`, so one
+    changed code character, or two different neighbours swapped, always changes the sum.
+    ``ValueError`` for a character a token cannot hold.
+    """
+    if type(body) is not str or any(c not in TOKEN_CHARS for c in body):
+        raise ValueError(f"body must be a string of the characters a-z, 0-9, '.', '_' and '-' (got {body!r:.60})")
+    total = sum((1 + i % 30) * TOKEN_CHARS.index(c) for i, c in enumerate(body))
+    return CODE_ALPHABET[total % len(CODE_ALPHABET)]
+
+
+def token_problem(student: str) -> str | None:
+    """Why a normalised ``STUDENT`` value is not a course token (:data:`NOT_A_TOKEN`), or ``None``.
+
+    Needs no secret: it checks the shape ``<login>-<code>`` and the check character, so a
+    typo or a bare login is caught in the notebook. Whether the token is *this* student's
+    is for the grader, which holds the secret. The empty value (the default variant) is
+    not a token either.
+    """
+    login, dash, code = student.rpartition("-")
+    if (not dash or not login or len(code) != CODE_LEN or len(login) > MAX_LOGIN
+            or any(c not in CODE_ALPHABET for c in code) or any(c not in TOKEN_CHARS for c in login)
+            or check_character(student[:-1]) != code[-1]):
+        return NOT_A_TOKEN
+    return None
+
+
 def student_token(login: str, secret: str | None = None) -> str:
     """The ``STUDENT`` value of ``login`` in the course of ``secret`` (default: :func:`course_secret`):
-    ``<login>-<code>``, the code made from ``HMAC-SHA256(secret, login)``."""
+    ``<login>-<code>``, the code's first ``CODE_LEN - 1`` characters made from
+    ``HMAC-SHA256(secret, login)``, its last the :func:`check_character` of the rest."""
     login = check_login(login)
     key = (course_secret() if secret is None else secret).encode()
     digest = hmac.new(key, f"lanes-student/{login}".encode(), hashlib.sha256).digest()
     n = int.from_bytes(digest[:8], "big")
     code = ""
-    for _ in range(CODE_LEN):
-        n, r = divmod(n, len(_ALPHABET))
-        code += _ALPHABET[r]
-    return f"{login}-{code}"
+    for _ in range(CODE_LEN - 1):
+        n, r = divmod(n, len(CODE_ALPHABET))
+        code += CODE_ALPHABET[r]
+    body = f"{login}-{code}"
+    return body + check_character(body)
+
+
+def token_mismatch(typed: str | None, login: str, secret: str) -> str | None:
+    """Why ``typed``, a notebook's ``STUDENT`` (normalised; ``None`` when it was not a valid
+    value at all), is not ``login``'s token in the course of ``secret``, in words for the
+    grader's report; ``None`` when it is.
+
+    With the secret the grader can tell a **typo** (the check character fails, or the bare
+    login) from **another student's token** (a valid token of another login: a copied
+    notebook) and from a token this course never issued (another course's secret).
+    """
+    mine = student_token(login, secret)
+    if typed == mine:
+        return None
+    if typed is None:
+        return "STUDENT is not a course token: it holds characters or a length no token has"
+    if not typed:
+        return "STUDENT is empty"
+    if typed == login:
+        return "STUDENT is the bare login, not the token (a typo)"
+    if token_problem(typed):
+        return "STUDENT is not a valid token: a typo"
+    other = typed.rpartition("-")[0]
+    try:
+        if other != login and student_token(other, secret) == typed:
+            return f"STUDENT is another student's token ({other}'s)"
+    except ValueError:
+        pass
+    return "STUDENT is a token this course did not issue (another course's secret, or several typos)"
 
 
 def rng_for(slug: str, student: str) -> random.Random:

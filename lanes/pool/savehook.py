@@ -1,4 +1,5 @@
-"""What a notebook keeps when it is saved: the explorers' text fallback, not their widget views.
+"""What a notebook keeps when it is saved: the explorers' text fallback, not their widget views,
+and every reveal folded.
 
 A widget view in a saved output points at a model that lives only in the kernel
 that drew it. No widget state is saved with the notebook, so after a kernel
@@ -15,13 +16,21 @@ JSON data and in place:
   last carriage return (what a terminal shows), and an output left with no text
   is dropped;
 * consecutive stream outputs to the same stream are merged into one, as
-  JupyterLab merges them when it saves.
+  JupyterLab merges them when it saves;
+* every reveal (a code cell tagged :data:`REVEAL_TAG`, the answer to a
+  prediction) is saved folded, ``collapsed`` and ``jupyter.outputs_hidden``
+  both set, as JupyterLab writes a folded output: running a cell unfolds it in
+  JupyterLab, and without this rule the saved file would show the next reader
+  every answer.
 
-:func:`pre_save` applies it to every notebook a Jupyter server saves; the kit
-installs it as the server's ``ContentsManager.pre_save_hook`` (see
-``jupyter_server_config.py`` at the repository root and
-``lanes/pool/server_config/lanes.json``).
-``scripts/run_notebooks.py`` applies the same rules to the committed chapters.
+:func:`pre_save` applies it to every notebook a Jupyter server saves. This
+module is also a Jupyter server extension that registers that hook, and every
+install of the kit, editable included (``setup.py``), enables it for every
+server of the environment (``lanes/pool/server_config/lanes.json``, installed
+into ``etc/jupyter/jupyter_server_config.d``: Jupyter reads only extension
+switches from that folder, so the hook cannot be set there directly). A plain
+``jupyter lab`` saves through it. ``scripts/run_notebooks.py`` applies the same
+rules to the committed chapters.
 
 Standard library only: the hook runs inside the Jupyter server process.
 """
@@ -30,17 +39,19 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["WIDGET_VIEW_MIME", "clean_notebook", "clean_outputs", "pre_save"]
+__all__ = ["REVEAL_TAG", "WIDGET_VIEW_MIME", "clean_notebook", "clean_outputs", "pre_save"]
 
 #: The mime type of a live widget view (a reference to a model in the kernel).
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+#: The tag of a reveal cell (the book folds its output too).
+REVEAL_TAG = "hide-output"
 
 
 def _show(value: object) -> str:
     """The rejected value as a message quotes it, cut to 60 characters.
 
-    Not :func:`lanes._checks.show`: ``jupyter_server_config.py`` loads this file
-    on its own, before ``lanes`` is importable, so it imports nothing from the package.
+    Not :func:`lanes._checks.show`: the scripts load this file on its own, by
+    path, so it imports nothing from the package.
     """
     text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else f"an integer of {value.bit_length()} bits"
     return text if len(text) <= 60 else text[:57] + "..."
@@ -107,6 +118,19 @@ def clean_outputs(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
+def _fold_reveal(cell: dict[str, Any]) -> None:
+    """Fold a reveal cell's output (both flags JupyterLab writes); other cells are left as they are."""
+    meta = cell.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("tags"), list) or REVEAL_TAG not in meta["tags"]:
+        return
+    jupyter = meta.get("jupyter")
+    if jupyter is None:
+        jupyter = meta["jupyter"] = {}
+    if isinstance(jupyter, dict):
+        meta["collapsed"] = True
+        jupyter["outputs_hidden"] = True
+
+
 def clean_notebook(nb: dict[str, Any]) -> dict[str, Any]:
     """Apply the save rules (module docstring) to ``nb``, notebook JSON data, in place; returns it.
 
@@ -124,6 +148,8 @@ def clean_notebook(nb: dict[str, Any]) -> dict[str, Any]:
         for cell in cells:
             if isinstance(cell, dict) and cell.get("cell_type") == "code" and isinstance(cell.get("outputs"), list):
                 cell["outputs"] = clean_outputs(cell["outputs"])
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                _fold_reveal(cell)
     return nb
 
 
@@ -138,3 +164,13 @@ def pre_save(model: dict[str, Any], **kwargs: Any) -> None:
     """
     if isinstance(model, dict) and model.get("type") == "notebook" and isinstance(model.get("content"), dict):
         clean_notebook(model["content"])
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Jupyter's entry to this module as a server extension (enabled by the kit's install)."""
+    return [{"module": "lanes.pool.savehook"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Register :func:`pre_save` with the server's contents manager (beside any hook of the user's)."""
+    serverapp.contents_manager.register_pre_save_hook(pre_save)
