@@ -203,6 +203,10 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--memory-mb", type=int, default=3072, help="memory per notebook, MiB (default 3072)")
     ap.add_argument("--max-procs", type=int, default=64, help="processes and threads per notebook (default 64)")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="notebooks run at once")
+    ap.add_argument("--max-copies", type=int, default=5, help="copies per student and set run, the latest (default 5)")
+    ap.add_argument("--judge-timeout", type=float, default=300.0, help="step 2 time per notebook, s (default 300)")
+    ap.add_argument("--student-time", type=float, default=3600.0,
+                    help="grading time per student in all, s (default 3600)")
     ap.add_argument("--pass-mark", type=float, default=0.5, help="exit 1 below this fraction (default 0.5)")
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT, help="JSON report path")
     ap.add_argument("--csv", type=pathlib.Path, help="also write a gradebook (CSV) here")
@@ -212,7 +216,8 @@ def _main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not 0 <= args.pass_mark <= 1:
         _usage(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
-    for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs"):
+    for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs", "max_copies", "judge_timeout",
+                 "student_time"):
         if getattr(args, name) <= 0:
             _usage(f"--{name.replace('_', '-')} must be > 0 (got {getattr(args, name)})")
     paths = args.paths or [EXERCISES]
@@ -237,7 +242,9 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         subs, isolation = classroom.grade(paths, solutions=solutions, limits=limits, jobs=args.jobs, secret=secret,
                                           roster=roster, student=args.student, shard=args.shard,
-                                          hide=[ROOT, args.solutions], progress=progress)
+                                          hide=[ROOT, args.solutions, _secret_path(args.secret)], progress=progress,
+                                          budget=classroom.Budget(args.max_copies, args.judge_timeout,
+                                                                  args.student_time))
     except sandbox.SandboxError as e:
         print(f"grade.py: {e}", file=sys.stderr)
         return 2
