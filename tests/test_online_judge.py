@@ -268,7 +268,7 @@ HOSTILE = {
         for obj in gc.get_objects():  # whatever guard lived in Python could be rewritten this way
             if callable(obj) and getattr(obj, "__name__", "") in ("hook", "_guard", "no_threads"):
                 obj.__code__ = (lambda *a, **k: None).__code__
-        import fractions  # not loaded before the policy: it cannot be read now
+        import wave  # not loaded before the policy: it cannot be read now
         policy = lambda obs: Decision()
     """,
     "imports the built-in policies": """
