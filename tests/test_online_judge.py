@@ -264,10 +264,11 @@ HOSTILE = {
             raise RuntimeError("refused")
     """,
     "rewrites what it can reach": """
-        import gc, sys
-        for obj in gc.get_objects():  # whatever guard lived in Python could be rewritten this way
-            if callable(obj) and getattr(obj, "__name__", "") in ("hook", "_guard", "no_threads"):
-                obj.__code__ = (lambda *a, **k: None).__code__
+        import gc
+        for obj in gc.get_objects():  # a guard that lives in Python can be rewritten this way
+            for cell in getattr(obj, "__closure__", None) or ():
+                if type(cell.cell_contents) is tuple and all(type(x) is str for x in cell.cell_contents):
+                    cell.cell_contents = ("nothing",)
         import wave  # not loaded before the policy: it cannot be read now
         policy = lambda obs: Decision()
     """,
