@@ -16,8 +16,9 @@ are needed to award points. See ``book/grading.md`` for the whole procedure.
 namespaces new, a root holding only the interpreter, a read-only copy of ``lanes`` and the
 job folder, a fresh unprivileged uid, a cgroup per job where the machine allows it
 (rlimits otherwise, with one warning line). The box exports only the answers, as JSON.
-**Step 2** is one fresh ``python -I`` process running ``lanes.exercises.judge``: it checks
-every answer's form again and recomputes the expected values for each student's variant.
+**Step 2** is a fresh ``python -I`` process per student running ``lanes.exercises.judge``: it
+checks every answer's form again and recomputes the expected values for the student's variant.
+Each student's time is bounded (``--max-copies``, ``--judge-timeout``, ``--student-time``).
 
 Who handed a notebook in comes from ``--roster`` or the folder layout (a folder per login,
 or ``<login>_....ipynb``), or ``--student`` for one student's own folder; the notebook's

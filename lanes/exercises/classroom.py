@@ -25,9 +25,16 @@ A login is ``[a-z0-9._-]``, at most 33 characters. The notebook's ``STUDENT`` mu
 student's token (:func:`lanes.exercises.variants.student_token`); otherwise the mismatch
 is flagged and the notebook is graded as the roster's student anyway.
 
-**One copy counts.** Several submissions of one student for one set are all graded and
-flagged; the **latest** counts (file modification time, ties broken by the later path),
-never the best. ``possible`` counts each student and set once.
+**One copy counts.** Several submissions of one student for one set are flagged and the
+latest :class:`Budget` ``copies`` of them graded; the **latest** counts (file modification
+time, ties broken by the later path), never the best. ``possible`` counts each student and
+set once.
+
+**One submission fails only itself.** Reading is bounded and iterative (size, JSON depth,
+folder depth; no recursion on student data) and every error is caught for the submission
+it belongs to; step 2 runs per student, so an input the judge cannot take fails that
+student alone. A student's grading time, the judge's time and the copies graded are
+bounded per student (:class:`Budget`). File names are reported as :func:`shown` writes them.
 
 **Shards.** ``shard=(k, n)`` grades the students whose login hashes to ``k`` (of ``n``;
 submissions without a login go to shard 1); :func:`merge` combines the shards' reports
@@ -85,8 +92,9 @@ class Budget:
     judge_s : float
         Wall-clock time of step 2 (the judge) per submission, s.
     student_s : float
-        Wall-clock time of a student's whole grading (both steps, every set and copy), s;
-        a student's notebooks run one at a time, and what is left when it is spent is not run.
+        Wall-clock time of a student's whole grading (both steps, every set and copy, the jobs
+        running at once added up), s: when it is spent, the student's running jobs are stopped
+        and what is left is not run.
     """
 
     copies: int = 5
@@ -628,6 +636,7 @@ class _Job:
         self.subs, self.who, self.phase, self.proc, self.folder = subs, who, phase, proc, folder
         self.started, self.deadline_s = time.monotonic(), deadline_s
         self.notes: dict = {}
+        self.over_budget = False  # stopped because its student's time was spent
 
     @property
     def elapsed(self) -> float:
@@ -647,9 +656,9 @@ class _Job:
 def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget, progress) -> str:
     """Both steps, ``jobs`` at a time: a box per notebook (step 1), then a judge per student (step 2).
 
-    A student's work runs one piece at a time, within :class:`Budget`: the latest
-    ``budget.copies`` copies per set run, a judge gets ``budget.judge_s`` per submission,
-    and the student ``budget.student_s`` in all.
+    Within :class:`Budget`: the latest ``budget.copies`` copies per set run, a judge gets
+    ``budget.judge_s`` per submission, and the wall time of a student's jobs (those running
+    at once added up) is stopped at ``budget.student_s``; what is not yet started then is not run.
     """
     sandbox.hide(hide)
     box = sandbox.Box(hide=hide, prefix="lanes-grade-")
@@ -674,40 +683,42 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                                     "every question scores 0")
         pending[who] = keep
     judged: dict = {}  # student -> judge jobs ready for step 2
-    spent: dict = {}
-    order = sorted(pending, key=lambda w: -len(pending[w]))  # the longest chains first
+    spent: dict = {}  # student -> seconds of finished jobs
+    queue = [(who, item) for who, items in pending.items() for item in items]
     running: list[_Job] = []
-    done, total = 0, len(todo)
+    done, total = 0, len(queue)
     try:
-        while any(pending.values()) or any(judged.values()) or running:
-            busy = {job.who for job in running}
-            for who in order:
+        while queue or judged or running:
+            in_step1 = {job.who for job in running if job.phase == "run"}
+            for who in [w for w in judged if w not in in_step1 and all(q[0] != w for q in queue)]:
                 if len(running) >= max(1, jobs):
                     break
-                if who in busy or not (pending[who] or judged.get(who)):
-                    continue
-                left = budget.student_s - spent.get(who, 0.0)
-                if pending[who]:
-                    sub, path = pending[who].pop(0)
-                    if left <= 0:
-                        sub.status = TIMEOUT
-                        sub.messages.append(f"not run: this student's grading time ({budget.student_s:g} s) was "
-                                            "spent on other notebooks; every question scores 0")
-                        continue
-                    job = _start_step1(box, sub, path, who, limits, min(limits.timeout_s, left))
-                else:
-                    batch = judged.pop(who)
-                    job = _start_step2(box, batch, who, solutions, secret, hide,
-                                       min(budget.judge_s * len(batch), max(left, 1.0)))
+                batch = judged.pop(who)  # every step 1 of this student is done: one judge for them
+                job = _start_step2(box, batch, who, solutions, secret, hide, budget.judge_s * len(batch))
                 if job is not None:
                     running.append(job)
-                    busy.add(who)
+            while queue and len(running) < max(1, jobs):
+                who, (sub, path) = queue.pop(0)
+                if spent.get(who, 0.0) >= budget.student_s:
+                    sub.status = TIMEOUT
+                    sub.messages.append(f"not run: this student's grading time ({budget.student_s:g} s) was "
+                                        "spent on other notebooks; every question scores 0")
+                    continue
+                job = _start_step1(box, sub, path, who, limits, limits.timeout_s)
+                if job is not None:
+                    running.append(job)
             time.sleep(0.02)
+            using: dict = {}
+            for job in running:
+                using[job.who] = using.get(job.who, 0.0) + job.elapsed
             for job in list(running):
-                if job.proc.poll() is None and job.elapsed <= job.deadline_s:
+                over = spent.get(job.who, 0.0) + using[job.who] > budget.student_s
+                if job.proc.poll() is None and job.elapsed <= job.deadline_s and not over:
                     continue
                 running.remove(job)
+                job.over_budget = over and job.proc.poll() is None
                 spent[job.who] = spent.get(job.who, 0.0) + job.elapsed
+                using[job.who] -= job.elapsed
                 try:
                     if job.phase == "run":
                         done += 1
@@ -770,7 +781,7 @@ def _finish_step1(job: _Job, limits, solutions, secret) -> dict | None:
     data, why = _answers(job.folder) if rc is not None else (None, "")
     if data is None:
         sub.status = TIMEOUT if rc is None else CRASHED
-        if rc is None and job.deadline_s < limits.timeout_s:
+        if rc is None and job.over_budget:
             sub.messages.append("timed out: this student's grading time was spent, so every question scores 0")
         else:
             sub.messages.append(_step1_failure(rc, rc is None, limits, why))
@@ -827,8 +838,9 @@ def _finish_step2(job: _Job) -> None:
         job.kill()
         for sub, _ in job.subs:
             sub.status = TIMEOUT
-            sub.messages.append(f"the judge ran out of time ({job.deadline_s:g} s for this student's "
-                                f"{len(job.subs)} notebook(s)); every question scores 0")
+            sub.messages.append("the judge ran out of time (this student's grading time was spent); every question "
+                                "scores 0" if job.over_budget else f"the judge ran out of time ({job.deadline_s:g} s "
+                                f"for this student's {len(job.subs)} notebook(s)); every question scores 0")
         return
     results = judge_results(job.proc, job.folder)
     for sub, _ in job.subs:
