@@ -684,7 +684,9 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
         pending[who] = keep
     judged: dict = {}  # student -> judge jobs ready for step 2
     spent: dict = {}  # student -> seconds of finished jobs
-    queue = [(who, item) for who, items in pending.items() for item in items]
+    queue = []  # the students in turn (each one's latest copies first), so that none waits on another's
+    for rank in range(max(map(len, pending.values()), default=0)):
+        queue += [(who, items[rank]) for who, items in pending.items() if rank < len(items)]
     running: list[_Job] = []
     done, total = 0, len(queue)
     try:
