@@ -11,7 +11,11 @@ The class folder (a folder per login, a roster) holds, side by side:
 - **the notebook attacks** on set 01, all handed in by ``attacker`` (always-equal answers,
   monkeypatching the judge, fake otter scores, a detached writer, reading the master,
   echoing the tests and the key into a message, a NameError, terminal escapes, the
-  network), next to an honest renamed copy (``tests/test_grading_robustness.py``).
+  network), next to an honest renamed copy (``tests/test_grading_robustness.py``);
+- **the class breakers** of issue 30, also the attacker's: answers nested 200,000 and 988
+  deep, a box filled with 3,000 nested folders and with files, a hand-in 1,000 folders
+  deep, and names with terminal escapes and with bytes that are not UTF-8 (``BREAKERS``,
+  ``BAD_NAMES``, ``DEEP_HANDIN``): each must fail only itself.
 
 Every attack earns 0 on what it targets while the honest notebooks in the same run earn
 full marks. :func:`grade_class` grades it once and also records what appeared in the
