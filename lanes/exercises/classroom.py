@@ -95,15 +95,19 @@ class Budget:
         Wall-clock time of a student's whole grading (both steps, every set and copy, the jobs
         running at once added up), s: when it is spent, the student's running jobs are stopped
         and what is left is not run.
+    files : int
+        Files read per student, in path order; more are listed, not read.
     """
 
     copies: int = 5
     judge_s: float = 300.0
     student_s: float = 3600.0
+    files: int = 200
 
     def __post_init__(self) -> None:
-        if type(self.copies) is not int or self.copies < 1:
-            raise ValueError(f"Budget.copies must be a whole number >= 1 (got {self.copies!r})")
+        for name in ("copies", "files"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
+                raise ValueError(f"Budget.{name} must be a whole number >= 1 (got {getattr(self, name)!r})")
         for name in ("judge_s", "student_s"):
             value = getattr(self, name)
             if type(value) not in (int, float) or not value > 0:
@@ -558,6 +562,7 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     forms_only = solutions is None
     subs: list[Submission] = []
     todo: list[tuple[Submission, pathlib.Path]] = []
+    read: dict = {}  # login -> files read
     for path, root, refusal in collect(paths):
         sub = Submission(path=shown(path))
         try:
@@ -572,6 +577,10 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
             subs.append(sub)
             if roster is not None and sub.login:
                 sub.name = roster.names.get(sub.login, "")
+            if sub.login is not None:
+                read[sub.login] = read.get(sub.login, 0) + 1
+                if read[sub.login] > budget.files:
+                    refusal = f"refused: not read, {sub.login} handed in more than {budget.files} files"
             if refusal:
                 sub.status = REFUSED if refusal.startswith("refused") else NOT_A_NOTEBOOK
                 sub.messages.append(refusal)

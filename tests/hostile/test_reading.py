@@ -71,3 +71,14 @@ def test_names_are_shown_escaped():
     shown = classroom.shown(pathlib.Path(os.fsdecode(raw)))
     assert shown == "\\x1b[2J\\x1b[HTOTAL 999\\x0a\\x07\\xff\\xfe\\u202e-\u00e9.ipynb"
     assert shown.isprintable() and shown.encode("utf-8")
+
+
+def test_a_students_files_beyond_the_budget_are_listed_not_read(tmp_path):
+    for i in range(5):
+        (tmp_path / f"copy{i}.ipynb").write_text("not a notebook")
+    subs, _ = classroom.grade([tmp_path], solutions=tmp_path, limits=sandbox.Limits(), student="bob",
+                              budget=classroom.Budget(files=3), progress=lambda *a: None)
+    assert [s.status for s in subs] == ["not_a_notebook"] * 3 + ["refused"] * 2
+    assert "more than 3 files" in subs[-1].messages[0]
+    with pytest.raises(ValueError, match="Budget.files must be a whole number >= 1"):
+        classroom.Budget(files=0)
