@@ -654,7 +654,7 @@ class _Job:
     def kill(self) -> None:
         if isinstance(self.proc, sandbox.BoxedProcess):
             self.proc.kill()
-        else:
+        elif self.proc.poll() is None:  # (once reaped, its pid may be another's)
             try:
                 os.killpg(self.proc.pid, 9)
             except OSError:
