@@ -16,8 +16,9 @@ are needed to award points. See ``book/grading.md`` for the whole procedure.
 namespaces new, a root holding only the interpreter, a read-only copy of ``lanes`` and the
 job folder, a fresh unprivileged uid, a cgroup per job where the machine allows it
 (rlimits otherwise, with one warning line). The box exports only the answers, as JSON.
-**Step 2** is one fresh ``python -I`` process running ``lanes.exercises.judge``: it checks
-every answer's form again and recomputes the expected values for each student's variant.
+**Step 2** is a fresh ``python -I`` process per student running ``lanes.exercises.judge``: it
+checks every answer's form again and recomputes the expected values for the student's variant.
+Each student's time is bounded (``--max-copies``, ``--judge-timeout``, ``--student-time``).
 
 Who handed a notebook in comes from ``--roster`` (the class: login, LMS ids, e-mail, name)
 and the LMS export's layout (Canvas, Gradescope, Moodle, GitHub Classroom, a folder per
@@ -296,6 +297,10 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--memory-mb", type=int, default=3072, help="memory per notebook, MiB (default 3072)")
     ap.add_argument("--max-procs", type=int, default=64, help="processes and threads per notebook (default 64)")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="notebooks run at once")
+    ap.add_argument("--max-copies", type=int, default=5, help="copies per student and set run, the latest (default 5)")
+    ap.add_argument("--judge-timeout", type=float, default=300.0, help="step 2 time per notebook, s (default 300)")
+    ap.add_argument("--student-time", type=float, default=3600.0,
+                    help="grading time per student in all, s (default 3600)")
     ap.add_argument("--pass-mark", type=float, default=0.5, help="exit 1 below this fraction (default 0.5)")
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT, help="JSON report path")
     ap.add_argument("--csv", type=pathlib.Path, help="also write a gradebook (CSV) here")
@@ -305,7 +310,8 @@ def _main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not 0 <= args.pass_mark <= 1:
         _usage(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
-    for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs"):
+    for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs", "max_copies", "judge_timeout",
+                 "student_time"):
         if getattr(args, name) <= 0:
             _usage(f"--{name.replace('_', '-')} must be > 0 (got {getattr(args, name)})")
     paths = args.paths or [EXERCISES]
@@ -332,7 +338,10 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         subs, isolation = classroom.grade(paths, solutions=solutions, limits=limits, jobs=args.jobs, secret=secret,
                                           roster=roster, student=args.student, shard=args.shard,
-                                          hide=[ROOT, args.solutions], progress=progress, deadlines=deadlines)
+                                          hide=[ROOT, args.solutions, _secret_path(args.secret)], progress=progress,
+                                          deadlines=deadlines,
+                                          budget=classroom.Budget(args.max_copies, args.judge_timeout,
+                                                                  args.student_time))
     except sandbox.SandboxError as e:
         print(f"grade.py: {e}", file=sys.stderr)
         return 2

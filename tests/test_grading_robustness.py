@@ -185,3 +185,41 @@ def test_the_notebook_has_no_network(attack_run):
     sub = _by_name(attack_run[1])["network.ipynb"]
     assert sub["score"] == 7  # its answers still count
     assert any("raised OSError" in m and "unreachable" in m for m in sub["messages"]), sub["messages"]
+
+
+def test_class_breakers_fail_only_themselves(attack_run, graded_class):
+    proc, data, new, report = attack_run
+    subs = _by_name(data)
+    for name in ("deep_answers", "deep_judge_input"):  # their answers cannot be read: 0, for them alone
+        s = subs[f"breaker_{name}.ipynb"]
+        assert s["status"] == "crashed" and s["score"] == 0, s
+    s = subs["breaker_fills_the_box.ipynb"]  # the box took it: its answers still count
+    assert s["status"] == "graded" and s["score"] == 7, s
+    # the controls in the same run: the honest copies, every honest student's every set
+    assert subs["mine-Copy1.ipynb"]["score"] == 7
+    for s in data["submissions"]:
+        if s["login"] in K.HONEST:
+            assert s["status"] == "graded" and s["score"] == s["possible"] > 0, s
+    # a hand-in nested 1,000 folders deep is searched 16 folders down, not followed to the bottom
+    assert not any("bottom.ipynb" in s["path"] for s in data["submissions"])
+    # report, gradebook and feedback are all written, and the grader's TMPDIR is left empty
+    assert report.is_file() and graded_class["gradebook"].is_file() and new == {}
+    assert (graded_class["out"] / "feedback" / f"{ATTACKER}.md").is_file()
+
+
+def test_file_names_are_escaped_in_every_output(attack_run, graded_class):
+    proc, data, _, report = attack_run
+    feedback = (graded_class["out"] / "feedback" / f"{ATTACKER}.md").read_text(encoding="utf-8")
+    outputs = {"stdout": proc.stdout, "stderr": proc.stderr, "report": report.read_text(encoding="utf-8"),
+               "feedback": feedback}
+    for where, text in outputs.items():
+        assert "\x1b" not in text and "\x07" not in text, where
+        assert not any(line.startswith("TOTAL 999") for line in text.splitlines()), where
+    escaped = [r"\x1b[2J\x1b[HTOTAL 999 of 999 (100.0%): PASS\x0a\x07.ipynb", r"\xff\xfe-not-utf8.ipynb"]
+    assert [n.encode().decode("unicode_escape").encode("latin-1") for n in escaped] == list(K.BAD_NAMES)
+    for name, status in zip(escaped, ("graded", "not_a_notebook")):  # named escaped everywhere
+        (s,) = [s for s in data["submissions"] if s["path"].endswith("/" + name)]
+        assert s["status"] == status and s["score"] == (7 if status == "graded" else 0), s
+        for where in ("stdout", "report", "feedback"):
+            assert name in outputs[where].replace("\\\\", "\\"), where
+

@@ -251,8 +251,26 @@ HOSTILE = {
     "starts a process": """
         import os
         def f(obs):
-            os.system("sleep 100 &")
+            os.system("sleep 100 &")  # the shell cannot start (exit status 127)
+            os.fork()
             return Decision()
+    """,
+    "calls the C library": """
+        import ctypes
+        def f(obs):
+            libc = ctypes.CDLL(None)
+            if libc.open(b"/proc/self/status", 0) >= 0 or libc.syscall(57) >= 0:  # open; fork (x86_64)
+                return Decision()
+            raise RuntimeError("refused")
+    """,
+    "rewrites what it can reach": """
+        import gc
+        for obj in gc.get_objects():  # a guard that lives in Python can be rewritten this way
+            for cell in getattr(obj, "__closure__", None) or ():
+                if type(cell.cell_contents) is tuple and all(type(x) is str for x in cell.cell_contents):
+                    cell.cell_contents = ("nothing",)
+        import wave  # not loaded before the policy: it cannot be read now
+        policy = lambda obs: Decision()
     """,
     "imports the built-in policies": """
         from lanes.pool.schedulers import Priority
@@ -289,6 +307,9 @@ REASONS = {
     "starts jobs that are not waiting": "'start-queued'",
     "evicts an interactive request": "'evict-batch-only'",
     "imports the built-in policies": "could not be loaded",
+    "rewrites what it can reach": "could not be loaded",
+    "calls the C library": "raised an exception",
+    "starts a process": "raised an exception",
 }
 
 
@@ -335,7 +356,7 @@ class TestHostile:
                         break
                 return Decision()
         """, scenario=day)
-        assert not verdict.ok and verdict.reason == "the policy took too long at t=0"
+        assert not verdict.ok and verdict.reason == "the policy took too long while running"
 
     @needs_key
     def test_hostile_answers_score_zero_through_the_key(self):
@@ -348,7 +369,7 @@ class TestHostile:
 
 
 class TestWithoutTheSandbox:
-    """Where bwrap is missing the judge falls back to a plain child under rlimits and its audit hook."""
+    """Where bwrap is missing the judge falls back to a plain child under rlimits and its seccomp filter."""
 
     @pytest.fixture(autouse=True)
     def plain(self, monkeypatch):
@@ -359,7 +380,7 @@ class TestWithoutTheSandbox:
         assert verdict.ok and verdict.row == {**lanes.simulate(DAY, "priority").row(), "policy": "policy"}
 
     @pytest.mark.parametrize("name", ["reads the answer key", "reads the judge's memory", "starts a process",
-                                      "sleeps", "imports the built-in policies"])
+                                      "sleeps", "imports the built-in policies", "calls the C library"])
     def test_hostile_still_refused(self, name):
         before = _leftovers()
         verdict = _judge(HOSTILE[name])

@@ -18,11 +18,17 @@ student's). The notebook's ``STUDENT`` must be the student's token
 (:func:`lanes.exercises.variants.student_token`); otherwise the mismatch is flagged and the
 notebook is graded as the roster's student anyway.
 
-**One copy counts.** Several submissions of one student for one set are all graded and
-flagged; the **latest** counts, never the best, by the rule of :mod:`.lms` (the export's own
+**One copy counts.** Several submissions of one student for one set are flagged and the
+latest :class:`Budget` ``copies`` of them graded; the **latest** counts, never the best, by the rule of :mod:`.lms` (the export's own
 time, its upload order, the copy number in the name, the path; never a file's time).
 Deadlines and the late policy are :mod:`.deadlines`'. What is written (report, gradebook,
 feedback; every roster student included) is :mod:`.gradebook`'.
+
+**One submission fails only itself.** Reading is bounded and iterative (size, JSON depth,
+folder depth; no recursion on student data) and every error is caught for the submission
+it belongs to; step 2 runs per student, so an input the judge cannot take fails that
+student alone. A student's grading time, the judge's time and the copies graded are
+bounded per student (:class:`Budget`). File names are reported as :func:`shown` writes them.
 
 **Shards.** ``shard=(k, n)`` grades the students whose login hashes to ``k`` (of ``n``;
 submissions without a login go to shard 1); :func:`merge` combines the shards' reports
@@ -63,6 +69,45 @@ GRADED, TIMEOUT, CRASHED, NOT_A_NOTEBOOK, UNKNOWN, NO_KEY, REFUSED, UNIDENTIFIED
 #: Largest notebook read (bytes), and largest answers file step 1 may leave.
 MAX_NOTEBOOK_BYTES = 16 << 20
 MAX_ANSWERS_BYTES = 1 << 20
+#: Deepest nesting of JSON arrays and objects read from a notebook, and from its answers.
+MAX_NOTEBOOK_DEPTH = 64
+MAX_ANSWERS_DEPTH = 16
+#: Deepest folder under a submissions folder that is searched for notebooks.
+MAX_FOLDER_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one student may spend of a grading run, so that no student spends the others' time.
+
+    Attributes
+    ----------
+    copies : int
+        Copies of one set graded per student: the latest ``copies`` (by modification time)
+        are run; older ones are listed, not run (the latest counts either way).
+    judge_s : float
+        Wall-clock time of step 2 (the judge) per submission, s.
+    student_s : float
+        Wall-clock time of a student's whole grading (both steps, every set and copy, the jobs
+        running at once added up), s: when it is spent, the student's running jobs are stopped
+        and what is left is not run.
+    files : int
+        Files read per student, in path order; more are listed, not read.
+    """
+
+    copies: int = 5
+    judge_s: float = 300.0
+    student_s: float = 3600.0
+    files: int = 200
+
+    def __post_init__(self) -> None:
+        for name in ("copies", "files"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 1:
+                raise ValueError(f"Budget.{name} must be a whole number >= 1 (got {getattr(self, name)!r})")
+        for name in ("judge_s", "student_s"):
+            value = getattr(self, name)
+            if type(value) not in (int, float) or not value > 0:
+                raise ValueError(f"Budget.{name} must be a number of seconds > 0 (got {value!r})")
 
 
 @dataclass
@@ -121,6 +166,49 @@ def _clean(text: object, limit: int = 200) -> str:
     return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
 
 
+def shown(name: object) -> str:
+    """A file name as text safe to print and to write as UTF-8.
+
+    Bytes that are not UTF-8 become ``\\xNN`` and characters that are not printable
+    (escape sequences, line breaks, bidirectional controls) ``\\xNN``/``\\uNNNN``.
+    """
+    text = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                                              if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text)
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def json_depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in JSON text (brackets inside strings ignored).
+
+    Iterative and linear, so that it can be asked of any bytes before they are parsed.
+    """
+    import itertools
+
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
+    steps = (1 if c in b"[{" else -1 for c in brackets)
+    return max(itertools.accumulate(steps, initial=0))
+
+
+def loads_bounded(data: bytes, depth: int):
+    """``json.loads`` of ``data`` with at most ``depth`` levels of nesting; ``ValueError`` otherwise.
+
+    Deeper JSON is refused before it is parsed (the parser and everything that later walks
+    the value recurse); any error of the parser becomes a ``ValueError``.
+    """
+    if json_depth(data) > depth:
+        raise ValueError(f"nested deeper than {depth} levels")
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise
+    except (RecursionError, MemoryError, TypeError) as e:
+        raise ValueError(f"cannot be read ({type(e).__name__})") from None
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -150,19 +238,25 @@ def collect(paths: list) -> list[tuple[pathlib.Path, pathlib.Path, str | None]]:
 
 
 def _walk(folder: pathlib.Path, root: pathlib.Path, out: list) -> None:
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return
-    for e in entries:
-        p = pathlib.Path(e.path)
-        if e.is_symlink() or not e.is_dir(follow_symlinks=False):
-            if e.name.endswith(".ipynb") and not e.name.startswith("."):
+    """Depth first in name order, iteratively, at most :data:`MAX_FOLDER_DEPTH` folders down."""
+    stack = [(folder, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        below = []
+        for e in entries:
+            p = pathlib.Path(e.path)
+            if e.is_symlink() or not e.is_dir(follow_symlinks=False):
+                if e.name.endswith(".ipynb") and not e.name.startswith("."):
+                    out.append((p, root, _refusal(p)))
+            elif e.name.endswith(".ipynb"):
                 out.append((p, root, _refusal(p)))
-        elif e.name.endswith(".ipynb"):
-            out.append((p, root, _refusal(p)))
-        elif not e.name.startswith(".") and e.name != "__pycache__":
-            _walk(p, root, out)
+            elif not e.name.startswith(".") and e.name != "__pycache__" and depth < MAX_FOLDER_DEPTH:
+                below.append((p, depth + 1))
+        stack.extend(reversed(below))
 
 
 def _refusal(path: pathlib.Path) -> str | None:
@@ -211,6 +305,9 @@ def read_notebook(path: pathlib.Path, limit: int = MAX_NOTEBOOK_BYTES):
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, mtime, "not a Jupyter notebook (it is not UTF-8 text)"
+    if json_depth(data) > MAX_NOTEBOOK_DEPTH:
+        return None, mtime, f"not a Jupyter notebook this grader reads (nested deeper than {MAX_NOTEBOOK_DEPTH} levels)"
+    del data
     try:
         raw = json.loads(text)
     except ValueError as e:
@@ -282,22 +379,35 @@ def shard_of(login: str | None, n: int) -> int:
 _ASSIGN = r"^\s*{}\s*(?::[^=\n]*)?=(?!=)"
 
 
-def cell_errors_by_variable(nb, variables: tuple, errors: list) -> tuple[dict, list]:
-    """Errors of cells that assign an answer variable, and the other cells' errors."""
+def cell_notes(nb, variables: tuple) -> dict:
+    """Per code cell index: the answer variables it assigns, and its first line (to name it).
+
+    What :func:`cell_errors_by_variable` needs of a notebook, so that its text need not be kept.
+    """
+    notes = {}
+    for index, cell in enumerate(nb.cells):
+        source = cell.get("source") if cell.get("cell_type") == "code" else None
+        if not isinstance(source, str):
+            continue
+        hit = tuple(v for v in variables if re.search(_ASSIGN.format(re.escape(v)), source, re.M))
+        first = _clean(source.strip().splitlines()[0], 60) if source.strip() else ""
+        notes[index] = (hit, first)
+    return notes
+
+
+def cell_errors_by_variable(notes: dict, errors: list) -> tuple[dict, list]:
+    """Errors of cells that assign an answer variable, and the other cells' errors (``notes``: :func:`cell_notes`)."""
     by_var: dict = {}
     other: list = []
     for e in errors[:100]:
         try:
             index, text = int(e["cell"]), _clean(e["error"])
-            source = nb.cells[index].source
+            hit, first = notes[index]
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             continue
-        source = source if isinstance(source, str) else ""
-        hit = [v for v in variables if re.search(_ASSIGN.format(re.escape(v)), source, re.M)]
         for v in hit:
             by_var.setdefault(v, text)
         if not hit:
-            first = _clean(source.strip().splitlines()[0], 60) if source.strip() else ""
             other.append(f"cell {index} raised {text} (cell starts {first!r})")
     return by_var, other
 
@@ -318,12 +428,20 @@ def _step1_failure(rc, timed_out: bool, limits: sandbox.Limits, why: str = "") -
 
 
 def _answers(job_dir: pathlib.Path) -> tuple[dict | None, str]:
+    """What step 1 exported, as data: ``(dict, "")``, or ``(None, "missing" or "unreadable")``.
+
+    Bounded: at most :data:`MAX_ANSWERS_BYTES`, nested at most :data:`MAX_ANSWERS_DEPTH`
+    levels, and it must encode back to JSON (the judge's input is built from it).
+    """
     raw = sandbox.read_file(job_dir / "answers.json", MAX_ANSWERS_BYTES)
     if raw is None:
         return None, "missing" if not os.path.lexists(job_dir / "answers.json") else "unreadable"
+    if not raw:
+        return None, "missing"
     try:
-        data = json.loads(raw)
-    except ValueError:
+        data = loads_bounded(raw, MAX_ANSWERS_DEPTH)
+        json.dumps(data)
+    except (ValueError, RecursionError, MemoryError, TypeError):
         return None, "unreadable"
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         return None, "unreadable"
@@ -340,38 +458,58 @@ def _judge_program() -> str:
             "from lanes.exercises.judge import main; sys.exit(main(sys.argv[1:]))")
 
 
-def run_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, timeout_s: float) -> dict:
-    """Step 2: scores from a fresh isolated interpreter, keyed by job id (forms only without keys)."""
-    if not jobs:
-        return {}
-    proc = subprocess.run([sys.executable, "-I", "-c", _judge_program(), "--forms-only" if solutions is None else str(solutions)],
-                          input=json.dumps({"secret": secret, "jobs": jobs}), capture_output=True, text=True,
-                          timeout=timeout_s, cwd=tempfile.gettempdir())
-    if proc.stderr.strip():
-        print(proc.stderr.rstrip()[-4000:], file=sys.stderr)
+def start_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, folder: pathlib.Path,
+                hide=()) -> subprocess.Popen:
+    """Step 2 for ``jobs`` (one student's submissions): a fresh ``python -I`` judge, started.
+
+    Its input, output and temp folder are files in ``folder`` (which goes with whatever the
+    judge leaves when it is killed); read the result with :func:`judge_results`.
+    """
+    (folder / "tmp").mkdir()
+    os.chmod(folder, 0o711)
+    (folder / "in.json").write_text(json.dumps({"secret": secret, "hide": [str(h) for h in hide], "jobs": jobs}))
+    with open(folder / "in.json", "rb") as stdin, open(folder / "out.json", "wb") as out, \
+            open(folder / "err.txt", "wb") as err:
+        return subprocess.Popen([sys.executable, "-I", "-c", _judge_program(),
+                                 "--forms-only" if solutions is None else str(solutions)],
+                                stdin=stdin, stdout=out, stderr=err, cwd=folder / "tmp", start_new_session=True,
+                                env={**os.environ, "TMPDIR": str(folder / "tmp")})
+
+
+def judge_results(proc: subprocess.Popen, folder: pathlib.Path) -> dict:
+    """The scores of a finished :func:`start_judge`, keyed by job id; ``RuntimeError`` if it failed."""
+    err = sandbox.read_file(folder / "err.txt", 1 << 20) or b""
+    for line in err.decode(errors="replace").splitlines()[-40:]:
+        print(_clean(line, 300), file=sys.stderr)
     if proc.returncode != 0:
         raise RuntimeError(f"the judge failed (exit {proc.returncode}); is lanes installed (pip install -e .)?")
-    return {r["id"]: r for r in json.loads(proc.stdout)}
+    return {r["id"]: r for r in json.loads(sandbox.read_file(folder / "out.json", 64 << 20) or b"null")}
 
 
 def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits, jobs: int = 2,
           secret: str | None = None, roster: Roster | None = None, student: str | None = None,
-          shard: tuple[int, int] = (1, 1), hide=(), progress=print, deadlines: Deadlines | None = None
-          ) -> tuple[list[Submission], str]:
+          shard: tuple[int, int] = (1, 1), hide=(), budget: Budget = Budget(),
+          progress=print, deadlines: Deadlines | None = None) -> tuple[list[Submission], str]:
     """Grade the submissions under ``paths``: ``(submissions, the box's one-line description)``.
 
     ``solutions=None`` checks answer forms only (practice feedback, no keys, no secret,
     no identity needed). Otherwise ``secret`` is the course secret (the tokens and the
     capstone's hidden seeds come from it). ``deadlines`` marks late copies and applies the
-    late policy (:mod:`.deadlines`).
+    late policy (:mod:`.deadlines`); ``budget`` bounds what each student may spend.
+    Anything that goes wrong with one submission is that submission's (or, in step 2, that
+    student's) failure alone: its status and messages say so and the others are graded.
+    Paths are reported as :func:`shown` writes them; ``hide`` is covered in every box.
     """
+    if not isinstance(budget, Budget):
+        raise ValueError(f"budget must be a classroom.Budget (got {type(budget).__name__})")
     known = set(all_sets())
     exports = Exports(roster, known)
     forms_only = solutions is None
     subs: list[Submission] = []
-    todo: list[tuple[Submission, object]] = []
+    todo: list[tuple[Submission, pathlib.Path]] = []
+    read: dict = {}  # login -> files read
     for path, root, refusal in collect(paths):
-        sub = Submission(path=str(path))
+        sub = Submission(path=shown(path))
         try:
             _identify(sub, exports.origin(path, root), student, forms_only)
             if shard_of(sub.login, shard[1]) != shard[0]:
@@ -379,6 +517,10 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
             subs.append(sub)
             if roster is not None and sub.login:
                 sub.name = roster.names.get(sub.login, "")
+            if sub.login is not None:
+                read[sub.login] = read.get(sub.login, 0) + 1
+                if read[sub.login] > budget.files:
+                    refusal = f"refused: not read, {sub.login} handed in more than {budget.files} files"
             if refusal:
                 sub.status = REFUSED if refusal.startswith("refused") else NOT_A_NOTEBOOK
                 sub.messages.append(refusal)
@@ -399,7 +541,8 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 elif not forms_only and sub.login is None:
                     sub.status = UNIDENTIFIED  # whose variant to grade is unknown: not run
                 else:
-                    todo.append((sub, nb))
+                    todo.append((sub, path))
+                del nb  # read again when it runs: one notebook held at a time
             if sub.assignment is not None:
                 sub.questions = [Question(q.name, q.points) for q in get_set(sub.assignment).questions]
                 if sub.status != GRADED:
@@ -413,7 +556,7 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     isolation = "nothing was run"
     if todo:
         isolation = _run_step1_and_judge(todo, solutions=solutions, limits=limits, jobs=jobs, secret=secret,
-                                         hide=hide, progress=progress)
+                                         hide=hide, budget=budget, progress=progress)
     subs.sort(key=lambda s: s.path)
     return subs, isolation
 
@@ -466,102 +609,226 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
                                      f"only {why} counts ({pathlib.Path(latest.path).name}); this one does not"))
 
 
-def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progress) -> str:
+class _Job:
+    """A submission being graded: step 1 in a box, or its student's step 2."""
+
+    def __init__(self, subs: list, who: str, phase: str, proc, folder: pathlib.Path, deadline_s: float):
+        self.subs, self.who, self.phase, self.proc, self.folder = subs, who, phase, proc, folder
+        self.started, self.deadline_s = time.monotonic(), deadline_s
+        self.notes: dict = {}
+        self.over_budget = False  # stopped because its student's time was spent
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def kill(self) -> None:
+        if isinstance(self.proc, sandbox.BoxedProcess):
+            self.proc.kill()
+        elif self.proc.poll() is None:  # (once reaped, its pid may be another's)
+            try:
+                os.killpg(self.proc.pid, 9)
+            except OSError:
+                pass
+            self.proc.wait()
+
+
+def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget, progress) -> str:
+    """Both steps, ``jobs`` at a time: a box per notebook (step 1), then a judge per student (step 2).
+
+    Within :class:`Budget`: the latest ``budget.copies`` copies per set run, a judge gets
+    ``budget.judge_s`` per submission, and the wall time of a student's jobs (those running
+    at once added up) is stopped at ``budget.student_s``; what is not yet started then is not run.
+    """
+    sandbox.hide(hide)
     box = sandbox.Box(hide=hide, prefix="lanes-grade-")
     warn = sandbox.cgroup_warning()
     if warn:
         print(warn, file=sys.stderr)
-    exported: dict = {}
-    running: list = []
+    owner = {id(sub): sub.login or sub.path for sub, _ in todo}
+    pending: dict = {}  # student -> [(sub, path)] still to run step 1, latest copy first
+    for sub, path in todo:
+        pending.setdefault(owner[id(sub)], []).append((sub, path))
+    for who, items in pending.items():
+        items.sort(key=lambda item: item[0].recency, reverse=True)
+        by_set: dict = {}
+        keep = []
+        for sub, path in items:
+            by_set[sub.assignment] = by_set.get(sub.assignment, 0) + 1
+            if by_set[sub.assignment] <= budget.copies:
+                keep.append((sub, path))
+            else:
+                sub.status = REFUSED
+                sub.messages.append(f"not run: only the latest {budget.copies} copies of a set are graded; "
+                                    "every question scores 0")
+        pending[who] = keep
+    judged: dict = {}  # student -> judge jobs ready for step 2
+    spent: dict = {}  # student -> seconds of finished jobs
+    queue = []  # the students in turn (each one's latest copies first), so that none waits on another's
+    for rank in range(max(map(len, pending.values()), default=0)):
+        queue += [(who, items[rank]) for who, items in pending.items() if rank < len(items)]
+    running: list[_Job] = []
+    done, total = 0, len(queue)
     try:
-        queue = list(enumerate(todo))
-        done = 0
-        while queue or running:
+        while queue or judged or running:
+            in_step1 = {job.who for job in running if job.phase == "run"}
+            for who in [w for w in judged if w not in in_step1 and all(q[0] != w for q in queue)]:
+                if len(running) >= max(1, jobs):
+                    break
+                batch = judged.pop(who)  # every step 1 of this student is done: one judge for them
+                job = _start_step2(box, batch, who, solutions, secret, hide, budget.judge_s * len(batch))
+                if job is not None:
+                    running.append(job)
             while queue and len(running) < max(1, jobs):
-                i, (sub, nb) = queue.pop(0)
-                try:
-                    import nbformat
-
-                    job_dir = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
-                    (job_dir / "submission.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
-                    argv = sandbox.python_argv("lanes.exercises.runner", f"{sandbox.JOB}/submission.ipynb",
-                                               f"{sandbox.JOB}/answers.json", sub.assignment)
-                    running.append((i, job_dir, box.popen(argv, job_dir=job_dir, limits=limits)))
-                except Exception as e:
-                    sub.status = CRASHED
-                    sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {_clean(e)}")
-            time.sleep(0.02)
-            for item in list(running):
-                i, job_dir, p = item
-                rc = p.poll()
-                late = p.expired()
-                if rc is None and not late:
+                who, (sub, path) = queue.pop(0)
+                if spent.get(who, 0.0) >= budget.student_s:
+                    sub.status = TIMEOUT
+                    sub.messages.append(f"not run: this student's grading time ({budget.student_s:g} s) was "
+                                        "spent on other notebooks; every question scores 0")
                     continue
-                sub, nb = todo[i]
-                p.kill()
-                sub.seconds = round(p.elapsed, 1)
-                data, why = _answers(job_dir) if rc is not None else (None, "")
-                shutil.rmtree(job_dir, ignore_errors=True)
-                running.remove(item)
-                done += 1
-                if data is None:
-                    sub.status = TIMEOUT if rc is None else CRASHED
-                    sub.messages.append(_step1_failure(rc, rc is None, limits, why))
-                else:
-                    exported[i] = data
-                progress(f"[{done}/{len(todo)}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
+                job = _start_step1(box, sub, path, who, limits, limits.timeout_s)
+                if job is not None:
+                    running.append(job)
+            time.sleep(0.02)
+            using: dict = {}
+            for job in running:
+                using[job.who] = using.get(job.who, 0.0) + job.elapsed
+            for job in list(running):
+                over = spent.get(job.who, 0.0) + using[job.who] > budget.student_s
+                if job.proc.poll() is None and job.elapsed <= job.deadline_s and not over:
+                    continue
+                running.remove(job)
+                job.over_budget = over and job.proc.poll() is None
+                spent[job.who] = spent.get(job.who, 0.0) + job.elapsed
+                using[job.who] -= job.elapsed
+                try:
+                    if job.phase == "run":
+                        done += 1
+                        ready = _finish_step1(job, limits, solutions, secret)
+                        if ready is not None:
+                            judged.setdefault(job.who, []).append(ready)
+                        sub = job.subs[0][0]
+                        progress(f"[{done}/{total}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
+                    else:
+                        _finish_step2(job)
+                except Exception as e:  # this submission's (or student's) failure alone
+                    for sub, _ in job.subs:
+                        sub.status = CRASHED
+                        sub.messages.append(f"could not be graded ({type(e).__name__})")
+                finally:
+                    job.kill()
+                    sandbox.remove_tree(job.folder)
     finally:
         try:
-            for _, _, p in running:
-                p.kill()
+            for job in running:
+                job.kill()
         finally:
             isolation = box.isolation
             box.close()
+    return isolation
 
-    judge_jobs = []
-    for i, data in exported.items():
-        sub, nb = todo[i]
-        try:
-            spec = get_set(sub.assignment)
-            answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
-            refused = data.get("refused") if isinstance(data.get("refused"), dict) else {}
-            errors = data.get("errors") if isinstance(data.get("errors"), list) else []
-            by_var, other = cell_errors_by_variable(nb, spec.variables, errors)
-            sub.messages.extend(other[:10])
-            own = data.get("student")
-            sub.notebook_student = _clean(own, 60) if type(own) is str else None
-            if solutions is None:  # practice feedback: the notebook's own STUDENT, if it is a valid one
-                try:
-                    who = normalise_student(own)
-                except ValueError:
-                    who = ""
-            else:
-                who = student_token(sub.login, secret)
-                try:
-                    mine = normalise_student(own)
-                except ValueError:
-                    mine = None
-                why = token_mismatch(mine, sub.login, secret)
-                if why:
-                    sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as "
-                                        f"{sub.login}'s variant (set STUDENT to the token your instructor gave you)")
-            sub.student = who
-            judge_jobs.append({"id": i, "slug": sub.assignment, "student": who,
-                               "answers": {k: v for k, v in answers.items() if k in spec.variables},
-                               "refused": {k: _clean(v) for k, v in refused.items() if k in spec.variables},
-                               "cell_errors": by_var})
-        except Exception as e:
-            sub.status = CRASHED
-            sub.messages.append(f"its answers could not be read ({type(e).__name__})")
-    if judge_jobs:
-        progress(f"judging {len(judge_jobs)} notebook(s) in a fresh interpreter ...")
+
+def _start_step1(box, sub, path, who, limits, deadline_s) -> _Job | None:
+    import nbformat
+
+    folder = None
     try:
-        results = run_judge(judge_jobs, solutions, secret, timeout_s=max(600.0, 30.0 * len(judge_jobs)))
-    except Exception as e:  # the report is written all the same
-        print(f"error: {_clean(e)}", file=sys.stderr)
-        results = {j["id"]: {"error": "the judge failed (see the grader's log)"} for j in judge_jobs}
-    for i, res in results.items():
-        sub = todo[i][0]
+        nb, _, problem = read_notebook(path)
+        if problem:
+            raise ValueError(problem)
+        notes = cell_notes(nb, get_set(sub.assignment).variables)
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
+        (folder / "submission.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+        del nb
+        argv = sandbox.python_argv("lanes.exercises.runner", f"{sandbox.JOB}/submission.ipynb",
+                                   f"{sandbox.JOB}/answers.json", sub.assignment)
+        job = _Job([(sub, None)], who, "run", box.popen(argv, job_dir=folder, limits=limits,
+                                                         outputs=("answers.json",)), folder, deadline_s)
+        job.notes = notes
+        return job
+    except Exception as e:
+        sub.status = CRASHED
+        sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {_clean(e)}")
+        if folder is not None:
+            sandbox.remove_tree(folder)
+        return None
+
+
+def _finish_step1(job: _Job, limits, solutions, secret) -> dict | None:
+    """Read what step 1 exported; the judge's job for it, validated (``None`` when it failed)."""
+    sub = job.subs[0][0]
+    rc = job.proc.poll()
+    job.proc.kill()
+    sub.seconds = round(job.elapsed, 1)
+    data, why = _answers(job.folder) if rc is not None else (None, "")
+    if data is None:
+        sub.status = TIMEOUT if rc is None else CRASHED
+        if rc is None and job.over_budget:
+            sub.messages.append("timed out: this student's grading time was spent, so every question scores 0")
+        else:
+            sub.messages.append(_step1_failure(rc, rc is None, limits, why))
+        return None
+    spec = get_set(sub.assignment)
+    answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
+    refused = data.get("refused") if isinstance(data.get("refused"), dict) else {}
+    errors = data.get("errors") if isinstance(data.get("errors"), list) else []
+    by_var, other = cell_errors_by_variable(job.notes, errors)
+    sub.messages.extend(other[:10])
+    own = data.get("student")
+    sub.notebook_student = _clean(own, 60) if type(own) is str else None
+    if solutions is None:  # practice feedback: the notebook's own STUDENT, if it is a valid one
+        try:
+            who = normalise_student(own)
+        except ValueError:
+            who = ""
+    else:
+        who = student_token(sub.login, secret)
+        try:
+            mine = normalise_student(own)
+        except ValueError:
+            mine = None
+        why = token_mismatch(mine, sub.login, secret)
+        if why:
+            sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as "
+                                f"{sub.login}'s variant (set STUDENT to the token your instructor gave you)")
+    sub.student = who
+    ready = {"id": id(sub), "slug": sub.assignment, "student": who,
+             "answers": {k: v for k, v in answers.items() if k in spec.variables},
+             "refused": {k: _clean(v) for k, v in refused.items() if k in spec.variables},
+             "cell_errors": by_var}
+    json.dumps(ready)  # the judge's input must encode: a value that does not fails here, alone
+    ready["sub"] = sub
+    return ready
+
+
+def _start_step2(box, batch: list, who: str, solutions, secret, hide, deadline_s) -> _Job | None:
+    subs = [(item.pop("sub"), None) for item in batch]
+    folder = None
+    try:
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="judge-", dir=box.base))
+        proc = start_judge(batch, solutions, secret, folder, hide)
+        return _Job(subs, who, "judge", proc, folder, deadline_s)
+    except Exception as e:
+        for sub, _ in subs:
+            sub.status = CRASHED
+            sub.messages.append(f"the judge could not be started ({type(e).__name__})")
+        if folder is not None:
+            sandbox.remove_tree(folder)
+        return None
+
+
+def _finish_step2(job: _Job) -> None:
+    if job.proc.poll() is None:
+        job.kill()
+        for sub, _ in job.subs:
+            sub.status = TIMEOUT
+            sub.messages.append("the judge ran out of time (this student's grading time was spent); every question "
+                                "scores 0" if job.over_budget else f"the judge ran out of time ({job.deadline_s:g} s "
+                                f"for this student's {len(job.subs)} notebook(s)); every question scores 0")
+        return
+    results = judge_results(job.proc, job.folder)
+    for sub, _ in job.subs:
+        res = results.get(id(sub), {"error": "no result"})
         if "error" in res:
             sub.status = CRASHED
             sub.messages.append(f"the judge could not grade this set: {_clean(res['error'])}")
@@ -571,4 +838,3 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, progres
             q.score = float(r.get("score", 0.0))
             q.messages.extend(_clean(m) for m in r.get("messages", []))
             q.form_ok = bool(r.get("form_ok"))
-    return isolation

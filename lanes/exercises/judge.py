@@ -157,9 +157,10 @@ def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported:
 def main(argv: list[str] | None = None) -> int:
     """Read jobs (JSON) on stdin, write results (JSON) on stdout; ``argv = [SOLUTIONS_DIR]``.
 
-    stdin is ``{"secret": course secret or null, "jobs": [...]}`` (or the bare list of jobs);
-    the secret is set with :func:`lanes.exercises.variants.set_course_secret` before any
-    key is loaded, so that a key may use it (the capstone's hidden seeds do).
+    stdin is ``{"secret": course secret or null, "hide": [paths], "jobs": [...]}`` (or the
+    bare list of jobs); the secret is set with :func:`lanes.exercises.variants.set_course_secret`
+    before any key is loaded, so that a key may use it (the capstone's hidden seeds do), and
+    the answer keys and the ``hide`` paths are covered in every box a key starts (set 13's).
     """
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -168,9 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     solutions = None if argv[0] == "--forms-only" else pathlib.Path(argv[0])
     jobs = json.load(sys.stdin)
     if isinstance(jobs, dict):
+        from . import sandbox
         from .variants import set_course_secret
 
         set_course_secret(jobs.get("secret"))
+        sandbox.hide([*jobs.get("hide", []), *([solutions] if solutions is not None else [])])
         jobs = jobs.get("jobs") or []
     keys: dict[str, ModuleType] = {}
     results = []

@@ -16,8 +16,7 @@ judge to child, every tick
     take the next ``k`` ids) and the jobs ``ids`` finished their work.
 child to judge, every tick
     ``[t, [start ids], [evict ids]]``, the policy's decision; ``[t, "decision-type"]``
-    when it returned something else; or ``["error", NAME]`` when the policy raised
-    (``NAME``: the exception's class).
+    when it returned something else; or ``["error", "raised"]`` when the policy raised.
 
 The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
 these messages and calls the policy with its observation.  The judge checks
@@ -30,9 +29,15 @@ that is not ``ok``, and the child and everything it started are killed.
 The hidden scenario (its seed above all) never leaves this process: the
 child gets no arguments and no environment that carry it, and a future
 arrival is never sent before its tick.  Nothing the policy chooses comes back
-in a verdict (only the name of a built-in exception, the tick, and the rule
-broken), so a policy cannot smuggle what it saw of a hidden day into the
-student's report.
+in a verdict: a verdict is one of the judge's fixed texts (at most the name
+of the rule broken; no exception name, no tick, no id), so a policy cannot
+smuggle what it saw of a hidden day into the student's report.
+
+Once the policy's source is about to run, the child binds itself with a
+seccomp filter (:func:`_guard`): the kernel then refuses it every system
+call but reading and writing its pipes, memory, clocks and exit, so the
+policy cannot open a file, import a module not already loaded, fork, exec,
+start a thread or use a socket, and nothing it does in Python can undo that.
 """
 
 from __future__ import annotations
@@ -166,8 +171,10 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
                  "backlog": backlog}
         pipe.send(json.dumps(hello) + "\n", began + limits.startup_s)
         hello = pipe.receive(began + limits.startup_s)
+        if hello == ["error", "guard"]:
+            raise _Fail("the judge could not restrict the policy's process on this machine")
         if type(hello) is list and len(hello) == 2 and hello[0] == "error":
-            raise _Fail(f"the policy could not be loaded ({_exception_name(hello[1])})")
+            raise _Fail("the policy could not be loaded (its code raised an exception)")
         if hello != ["ready"]:
             raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
         deadline = time.perf_counter() + limits.run_limit_s(scenario.ticks)
@@ -182,7 +189,7 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
             try:
                 evicted, started = reference.carry_out(pool, t, decision)
             except DecisionError as exc:
-                raise _Fail(str(exc)) from None
+                raise _Fail(_broke(exc.rule)) from None
             pool.busy_slot_s += pool.board.n_running
             if watch is not None and len(violations) < max_violations:
                 note = watch(pool.board, t, evicted, started)
@@ -193,9 +200,9 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
                        pool.board.next_id - len(backlog), len(pool.waits))
     except _Fail as exc:
         return Verdict(False, str(exc), None, t, time.perf_counter() - began, tuple(violations))
-    except OSError as exc:  # the pipe broke: the child is gone
-        return Verdict(False, f"the policy's process ended at t={t} ({exc.strerror or exc})", None, t,
-                       time.perf_counter() - began, tuple(violations))
+    except OSError:  # the pipe broke: the child is gone
+        return Verdict(False, "the policy's process ended", None, t, time.perf_counter() - began,
+                       tuple(violations))
     finally:
         if child is not None:
             child.kill()
@@ -207,27 +214,25 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
 def _decision(answer: object, t: int) -> Decision:
     """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
     if type(answer) is list and len(answer) == 2 and answer[0] == "error":
-        raise _Fail(f"the policy raised {_exception_name(answer[1])} at t={t}")
+        raise _Fail("the policy raised an exception")
     if answer == [t, "decision-type"]:
-        raise _Fail(str(DecisionError("decision-type", t, "decide() must return a Decision whose start and evict"
-                                                          " are lists or tuples of job ids")))
+        raise _Fail(_broke("decision-type"))
     if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
-        raise _Fail(f"the policy's answer at t={t} is not a decision")
+        raise _Fail("the policy's answer is not a decision")
     if answer[0] != t or type(answer[0]) is not int:
-        raise _Fail(f"the policy answered out of turn at t={t}")
+        raise _Fail("the policy answered out of turn")
     return Decision(answer[1], answer[2])
 
 
-def _exception_name(name: object) -> str:
-    """A built-in exception's name as the child reported it, else plain words.
+def _broke(rule: str) -> str:
+    """The verdict for a broken rule: the judge's own words, nothing the policy chose (not even the tick).
 
-    Nothing the policy chooses reaches a verdict: a message could otherwise
-    carry what it saw of a hidden day out to the student's report.
+    A verdict reaches the student's report, so anything the policy could vary in it (an
+    exception's name, the tick it fails at, an id) would carry what it saw of a hidden day out.
     """
-    import builtins
+    from ..pool.protocol import RULES
 
-    cls = getattr(builtins, name, None) if type(name) is str and name.isidentifier() else None
-    return name if isinstance(cls, type) and issubclass(cls, BaseException) else "an exception"
+    return f"the policy broke rule {rule!r}" if rule in RULES else "the policy broke a rule"
 
 
 class _Pipe:
@@ -255,7 +260,7 @@ class _Pipe:
                     raise _Fail("the policy's process stopped reading") from None
 
     def receive(self, deadline: float, t: int | None = None) -> object:
-        where = "while starting" if t is None else f"at t={t}"
+        where = "while starting" if t is None else "while running"
         while True:
             end = self.buf.find(b"\n")
             if end >= 0:
@@ -284,7 +289,7 @@ def launch(job_dir: str, limits: JudgeLimits):
 
     In the grading sandbox when it can be built; else (no ``bwrap`` on this
     machine) a plain subprocess with resource limits, which hides nothing of
-    the disk and relies on the child's audit hook alone.
+    the disk and relies on the child's seccomp filter alone.
     """
     from . import sandbox
 
@@ -343,25 +348,64 @@ class _Plain:
 # --- the child's side -------------------------------------------------------------------
 
 
+#: System calls the policy's process may make once the policy is loaded, by machine: memory,
+#: the pipes already open, clocks and sleeping, signals' returns and exit. Every other call fails with
+#: EPERM: no open, exec, fork, clone (threads), socket, kill or ptrace.
+_ALLOWED_SYSCALLS = {
+    "x86_64": (0xC000003E, {"read": 0, "write": 1, "close": 3, "fstat": 5, "lseek": 8, "mmap": 9, "mprotect": 10,
+                            "munmap": 11, "brk": 12, "rt_sigreturn": 15, "readv": 19, "writev": 20,
+                            "sched_yield": 24, "mremap": 25, "madvise": 28, "nanosleep": 35, "getpid": 39, "exit": 60,
+                            "gettimeofday": 96, "getrusage": 98, "futex": 202, "clock_gettime": 228,
+                            "clock_getres": 229, "clock_nanosleep": 230, "exit_group": 231, "newfstatat": 262, "getrandom": 318}),
+    "aarch64": (0xC00000B7, {"read": 63, "write": 64, "close": 57, "fstat": 80, "lseek": 62, "mmap": 222,
+                             "mprotect": 226, "munmap": 215, "brk": 214, "rt_sigreturn": 139, "readv": 65,
+                             "writev": 66, "sched_yield": 124, "nanosleep": 101, "clock_nanosleep": 115, "mremap": 216, "madvise": 233, "getpid": 172,
+                             "exit": 93, "gettimeofday": 169, "getrusage": 165, "futex": 98,
+                             "clock_gettime": 113, "clock_getres": 114, "exit_group": 94, "newfstatat": 79,
+                             "getrandom": 278}),
+}
+
+
+def _seccomp_program() -> bytes:
+    """A seccomp filter (classic BPF) allowing :data:`_ALLOWED_SYSCALLS` of this machine, EPERM otherwise."""
+    import errno
+    import platform
+    import struct
+
+    machine = platform.machine()
+    if machine not in _ALLOWED_SYSCALLS:
+        raise OSError(f"no system call filter for {machine}")
+    arch, calls = _ALLOWED_SYSCALLS[machine]
+    ld_w_abs, jeq_k, ret_k = 0x20, 0x15, 0x06
+    kill, allow, eperm = 0x80000000, 0x7FFF0000, 0x00050000 | errno.EPERM
+    numbers = sorted(set(calls.values()))
+    prog = [(ld_w_abs, 0, 0, 4), (jeq_k, 1, 0, arch), (ret_k, 0, 0, kill), (ld_w_abs, 0, 0, 0)]
+    for i, nr in enumerate(numbers):  # jump to the ALLOW at the end, else fall through to the next test
+        prog.append((jeq_k, len(numbers) - i, 0, nr))
+    prog += [(ret_k, 0, 0, eperm), (ret_k, 0, 0, allow)]
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
+
+
 def _guard() -> None:
-    """From here on the child may not open files, start processes or threads, use sockets or load C code."""
-    blocked = ("open", "os.system", "os.exec", "os.posix_spawn", "os.fork", "os.forkpty", "os.kill",
-               "os.killpg", "subprocess.Popen", "socket.", "ctypes.", "os.listdir", "os.scandir",
-               "os.remove", "os.rename", "shutil.", "import", "_thread.start_new_thread")
+    """From here on the kernel refuses this process everything but :data:`_ALLOWED_SYSCALLS`.
 
-    def hook(event: str, args: tuple) -> None:
-        if event.startswith(blocked):
-            raise RuntimeError(f"not allowed while being judged: {event}")
+    A seccomp filter cannot be removed or widened by the process it binds, so nothing the
+    policy does in Python (rewriting objects, ``ctypes``) reaches it.
+    """
+    import ctypes
 
-    def no_threads(*args, **kwargs):
-        raise RuntimeError("not allowed while being judged: threads")
+    program = _seccomp_program()
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(program, len(program))
 
-    import _thread
-    import threading
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    # Python 3.11 audits no thread start: take the function away instead.
-    _thread.start_new_thread = _thread.start_new = threading._start_new_thread = no_threads
-    sys.addaudithook(hook)
+    prog = Prog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    pr_set_no_new_privs, pr_set_seccomp, mode_filter = 38, 22, 2
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0 or \
+            libc.prctl(pr_set_seccomp, mode_filter, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter refused")
 
 
 def _child_main() -> int:
@@ -380,12 +424,15 @@ def _child_main() -> int:
     for service_s in hello["backlog"]:
         board.add_batch(service_s, 0)
     dumps, loads, write = json.dumps, json.loads, os.write
-    gc.freeze()
-    _guard()
+    try:
+        _guard()
+    except Exception:  # noqa: BLE001 - no guard, no policy
+        write(out, b'["error", "guard"]\n')
+        return 1
     try:
         scheduler = load_policy(hello["source"], "policy.py")
     except BaseException as exc:  # noqa: BLE001 - anything the policy's source does is its own failure
-        write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
+        write(out, b'["error", "raised"]\n')
         return 1
     decide = scheduler.decide
     write(out, b'["ready"]\n')
@@ -402,7 +449,7 @@ def _child_main() -> int:
             else:
                 reply = dumps([t, list(decision.start), list(decision.evict)]) + "\n"
         except BaseException as exc:  # noqa: BLE001
-            write(out, (dumps(["error", type(exc).__name__]) + "\n").encode())
+            write(out, b'["error", "raised"]\n')
             return 1
         write(out, reply.encode())
         try:

@@ -8,15 +8,20 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
   PID namespace goes, and with it every process it started (``--die-with-parent`` too);
 - ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
 - its root holds only what a Python job needs: the interpreter's prefixes and the system
-  libraries read-only, this package's copy of ``lanes`` read-only at :data:`SITE`, the
-  job folder read-write at :data:`JOB`, its own ``/proc`` and ``/dev``, and private
-  ``/tmp``, ``/var/tmp`` and ``/dev/shm``. Nothing else of the disk is there (no checkout,
-  no ``solutions/``, no home folder), so it works wherever the interpreter lives (``/tmp``,
-  ``/opt``, a home folder, a venv);
+  libraries read-only, this package's copy of ``lanes`` read-only at :data:`SITE`, its own
+  ``/proc`` and ``/dev``, and size-limited private file systems (tmpfs) at :data:`JOB`,
+  ``/tmp``, ``/var/tmp`` and ``/dev/shm``: the files the caller put in the job folder are
+  bound into :data:`JOB` one by one (read-only, but for the ``outputs`` it names), and
+  whatever else the job writes stays in its tmpfs, so a full disk is the job's own failure
+  and it all goes with the box. Nothing else of the disk is there (no checkout, no
+  ``solutions/``, no home folder), so it works wherever the interpreter lives (``/tmp``,
+  ``/opt``, a home folder, a venv); the checkout of ``lanes`` and the paths given to
+  :func:`hide` are covered even where they lie inside the interpreter's prefix;
 - each job gets a cgroup v2 of its own where the machine allows it (memory for the whole
   job, shared memory included, no swap; a pids limit; one CPU at most and an equal CPU
   weight); elsewhere it falls back to rlimits (address space and CPU time per process,
-  processes per uid) and :func:`cgroup_warning` names what is missing.
+  processes per uid) and :func:`cgroup_warning` names what is missing. Either way the
+  tmpfs sizes count against the job's memory: each process may map ``memory_mb - tmp_mb``.
 
 Use::
 
@@ -50,7 +55,7 @@ import time
 from dataclasses import dataclass
 
 __all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
-           "cgroup_warning", "popen", "python_argv"]
+           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree"]
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
@@ -74,14 +79,17 @@ class Limits:
     cpu_s : int
         CPU time per process, s (``RLIMIT_CPU``).
     memory_mb : int
-        Memory, MiB: the address space of each process, and in a cgroup also the memory of
-        the whole job including its children and shared memory.
+        Memory, MiB: in a cgroup the memory of the whole job including its children, shared
+        memory and tmpfs; each process's address space is ``memory_mb - tmp_mb`` (so that
+        a process and the files it keeps in the tmpfs stay within ``memory_mb``).
     nproc : int
         Processes and threads of the job.
     file_mb : int
         Largest file a process may write, MiB.
     tmp_mb : int
-        Size of each private ``/tmp``, ``/var/tmp`` and ``/dev/shm``, MiB.
+        What the job may write in all, MiB: half of it is the size of :data:`JOB`, a quarter
+        that of ``/tmp``, an eighth each that of ``/var/tmp`` and ``/dev/shm`` (all tmpfs).
+        By default a quarter of ``memory_mb``, at most 256.
     cpus : float
         CPUs the job may use at once (cgroup ``cpu.max``; no effect without a cgroup).
     """
@@ -91,14 +99,24 @@ class Limits:
     memory_mb: int = 3072
     nproc: int = 64
     file_mb: int = 64
-    tmp_mb: int = 256
+    tmp_mb: int | None = None
     cpus: float = 1.0
 
     def __post_init__(self) -> None:
+        if self.tmp_mb is None and type(self.memory_mb) in (int, float) and self.memory_mb > 0:
+            object.__setattr__(self, "tmp_mb", max(1, min(256, int(self.memory_mb) // 4)))
         for name in ("timeout_s", "cpu_s", "memory_mb", "nproc", "file_mb", "tmp_mb", "cpus"):
             value = getattr(self, name)
             if type(value) not in (int, float) or not value > 0:
                 raise ValueError(f"Limits.{name} must be a number > 0 (got {value!r})")
+        if self.tmp_mb * 2 > self.memory_mb:
+            raise ValueError(f"Limits.tmp_mb must be at most half of memory_mb (got tmp_mb={self.tmp_mb}, "
+                             f"memory_mb={self.memory_mb})")
+
+    @property
+    def address_space_mb(self) -> int:
+        """Address space of each process, MiB: what the tmpfs may hold is taken from ``memory_mb``."""
+        return int(self.memory_mb - self.tmp_mb)
 
 
 def bwrap_path() -> str:
@@ -119,6 +137,86 @@ def python_argv(module: str, *args: str) -> list[str]:
     boot = (f"import sys, runpy; sys.path[:0] = [{SITE!r}]; sys.argv[1:1] = []; "
             f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
     return [sys.executable, "-E", "-s", "-c", boot, *args]
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Remove ``path`` and everything under it, at any depth, without recursion or following links.
+
+    Each pass lifts the folders two levels down to the top (``rename``), so every path used
+    stays short however deep the tree is; what cannot be removed is left and skipped.
+    """
+    top = os.fspath(path)
+    try:
+        if not stat.S_ISDIR(os.lstat(top).st_mode):
+            os.unlink(top)
+            return
+    except OSError:
+        return
+    stuck: set[str] = set()
+    lifted = 0
+    while True:
+        progress = False
+        try:
+            with os.scandir(top) as it:
+                children = list(it)
+        except OSError:
+            break
+        for e in children:
+            try:
+                if not e.is_dir(follow_symlinks=False):
+                    os.unlink(e.path)
+                    continue
+            except OSError:
+                continue
+            if e.name in stuck:
+                continue
+            try:
+                with os.scandir(e.path) as it:
+                    inner = list(it)
+            except OSError:
+                inner = []
+            for g in inner:
+                try:
+                    if g.is_dir(follow_symlinks=False):
+                        lifted += 1
+                        os.rename(g.path, os.path.join(top, f"\x01lifted-{lifted}"))
+                    else:
+                        os.unlink(g.path)
+                except OSError:
+                    pass
+            try:
+                os.rmdir(e.path)
+                progress = True
+            except OSError:
+                stuck.add(e.name)
+        if not progress:
+            break
+    try:
+        os.rmdir(top)
+    except OSError:
+        pass
+
+
+_HIDDEN: list[pathlib.Path] = []
+
+
+def hide(paths) -> None:
+    """Cover ``paths`` (folders or files: answer keys, a course secret) in every box made from now on.
+
+    The checkout ``lanes`` is imported from (a folder with ``pyproject.toml``, ``.git`` or
+    ``solutions/`` above the package) is always covered.
+    """
+    for p in paths:
+        if p is not None and os.path.lexists(p) and _real(p) not in _HIDDEN:
+            _HIDDEN.append(_real(p))
+
+
+def _always_hidden() -> list[pathlib.Path]:
+    import lanes
+
+    top = _real(lanes.__file__).parents[1]
+    mine = [top] if any((top / n).exists() for n in ("pyproject.toml", ".git", "solutions")) else []
+    return mine + _HIDDEN
 
 
 # --------------------------------------------------------------------------- cgroups
@@ -299,9 +397,10 @@ class Box:
     Parameters
     ----------
     hide : paths
-        Folders never to show inside the box even where they lie under a folder the box
-        needs (for example a checkout inside the interpreter's prefix): each is covered
-        by an empty file system.
+        Folders and files never to show inside the box even where they lie under a folder
+        the box needs (for example a checkout inside the interpreter's prefix): a folder is
+        covered by an empty file system, a file by an empty one. Added to those of
+        :func:`hide` and the checkout of ``lanes``.
     extra_ro : paths
         More folders or files to show read-only at the same path (none by default).
     cgroups : bool
@@ -316,7 +415,7 @@ class Box:
             raise SandboxError("the grading box needs Linux (bubblewrap and namespaces)")
         self.bwrap = bwrap_path()
         self.root = os.geteuid() == 0
-        self.hide = [_real(p) for p in hide if os.path.exists(p)]
+        self.hide = [*_always_hidden(), *(_real(p) for p in hide if os.path.lexists(p))]
         self.extra_ro = [_real(p) for p in extra_ro if os.path.exists(p)]
         self._uids: set[int] = set()
         self.base = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
@@ -364,7 +463,8 @@ class Box:
             out.append(p)
         return out
 
-    def _args(self, job_dir: pathlib.Path, uid: int, limits: Limits) -> tuple[list[str], list[tuple[str, str]]]:
+    def _args(self, job_dir: pathlib.Path, uid: int, limits: Limits,
+              outputs: frozenset = frozenset()) -> tuple[list[str], list[tuple[str, str]]]:
         """bwrap's arguments, and the folders to stage first (see :func:`_stage`).
 
         A folder the box's uid may not reach (under a 0700 home, say ``/root/.pyenv``) is
@@ -389,22 +489,30 @@ class Box:
             staged.append((str(path), str(stage)))
             return str(stage)
 
-        tmp = str(limits.tmp_mb << 20)
+        mb = int(limits.tmp_mb)
         a = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
              "--uid", str(uid), "--gid", str(uid), "--hostname", "box", "--clearenv"]
         for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32"):  # merged-/usr links as on the host
             if os.path.islink(top):
                 a += ["--symlink", os.readlink(top), top]
         a += ["--proc", "/proc", "--dev", "/dev"]
-        for t in ("/tmp", "/var/tmp", "/dev/shm"):
-            a += ["--perms", "1777", "--size", tmp, "--tmpfs", t]
+        for t, share in (("/tmp", 4), ("/var/tmp", 8), ("/dev/shm", 8)):
+            a += ["--perms", "1777", "--size", str(max(1, (mb << 20) // share)), "--tmpfs", t]
         ro = self._ro_paths()
         for p in ro:
             a += ["--ro-bind", src(p), str(p)]
-        for h in self.hide:  # after the binds: an empty file system over them
-            if any(h.is_relative_to(p) for p in ro):
-                a += ["--size", "65536", "--tmpfs", str(h), "--remount-ro", str(h)]
-        a += ["--ro-bind", src(self.site), SITE, "--bind", src(job_dir), JOB, "--chdir", JOB]
+        hidden = sorted(set(self.hide), key=lambda q: len(q.parts))
+        for h in hidden:  # after the binds: an empty file system (or file) over them
+            if any(h.is_relative_to(p) for p in ro) and not any(h != o and h.is_relative_to(o) for o in hidden):
+                if os.path.isdir(h):
+                    a += ["--size", "65536", "--tmpfs", str(h), "--remount-ro", str(h)]
+                else:
+                    a += ["--ro-bind", "/dev/null", str(h)]
+        a += ["--ro-bind", src(self.site), SITE,
+              "--perms", "0777", "--size", str(max(1, (mb << 20) // 2)), "--tmpfs", JOB]
+        for name in sorted(os.listdir(job_dir)):  # the caller's files, one by one
+            a += ["--bind" if name in outputs else "--ro-bind", src(job_dir / name), f"{JOB}/{name}"]
+        a += ["--chdir", JOB]
         return a, staged
 
     def _pick_uid(self) -> int:
@@ -449,7 +557,7 @@ class Box:
                         if "namespace" in why.lower() or "permission" in why.lower() else "")
                 raise SandboxError(f"bubblewrap cannot start a box here: {why}{hint}")
         finally:
-            shutil.rmtree(job, ignore_errors=True)
+            remove_tree(job)
 
     @property
     def isolation(self) -> str:
@@ -462,19 +570,27 @@ class Box:
 
     def popen(self, argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-              env: dict | None = None) -> "BoxedProcess":
-        """Start ``argv`` in a box; ``job_dir`` (an existing folder) is the box's :data:`JOB`.
+              env: dict | None = None, outputs=()) -> "BoxedProcess":
+        """Start ``argv`` in a box whose :data:`JOB` shows the files of ``job_dir`` (an existing folder).
 
         ``argv[0]`` must exist inside the box (``sys.executable`` does: see :func:`python_argv`).
         ``stdin``/``stdout``/``stderr`` are as for :class:`subprocess.Popen` (``PIPE``, a file,
         ``DEVNULL``: the default). ``env`` replaces the box's environment (a small fixed one
-        by default). The job folder is handed to the box's uid for the run.
+        by default). Each file of ``job_dir`` appears in :data:`JOB` read-only, but those
+        named in ``outputs``, made empty here and writable by the job (the one place it
+        writes to the grader's disk, at most ``limits.file_mb`` each); all else it writes
+        stays in the box's tmpfs. The job folder is handed to the box's uid for the run.
         """
         if not isinstance(limits, Limits):
             raise ValueError(f"limits must be a sandbox.Limits (got {type(limits).__name__})")
         job_dir = _real(job_dir)
         if not job_dir.is_dir():
             raise ValueError(f"job_dir must be an existing folder (got {str(job_dir)!r})")
+        outputs = frozenset(outputs)
+        for name in outputs:
+            if not name or "/" in name or name in (".", ".."):
+                raise ValueError(f"outputs must be plain file names in job_dir (got {name!r})")
+            (job_dir / name).write_bytes(b"")
         uid = self._pick_uid()
         if self.root:
             for d, dirs, files in os.walk(job_dir):
@@ -495,7 +611,7 @@ class Box:
                    "MPLCONFIGDIR": f"{JOB}/.mpl"}
         if env is not None:
             box_env = dict(env)
-        cmd, staged = self._args(job_dir, uid, limits)
+        cmd, staged = self._args(job_dir, uid, limits, outputs)
         for k, v in box_env.items():
             cmd += ["--setenv", str(k), str(v)]
         cmd += ["--", *map(str, argv)]
@@ -508,7 +624,8 @@ class Box:
                 _stage(staged)
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 2))
             # per process as well as per job: a process that asks for too much gets a MemoryError
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb << 20, limits.memory_mb << 20))
+            space = limits.address_space_mb << 20  # what the tmpfs may hold is left out
+            resource.setrlimit(resource.RLIMIT_AS, (space, space))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if root:
@@ -534,7 +651,7 @@ class Box:
                     _cg_kill(child)
             _cg_kill(self.cgroup)
             self.cgroup = None
-        shutil.rmtree(self.base, ignore_errors=True)
+        remove_tree(self.base)
 
     def __enter__(self) -> "Box":
         return self
@@ -622,7 +739,7 @@ _DEFAULT: Box | None = None
 
 def popen(argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-          env: dict | None = None) -> BoxedProcess:
+          env: dict | None = None, outputs=()) -> BoxedProcess:
     """:meth:`Box.popen` on a box shared by the process (made on first use, removed at exit)."""
     global _DEFAULT
     if _DEFAULT is None:
@@ -631,7 +748,7 @@ def popen(argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
         _DEFAULT = Box()
         atexit.register(_DEFAULT.close)
     return _DEFAULT.popen(argv, job_dir=job_dir, limits=limits, stdin=stdin, stdout=stdout,
-                          stderr=stderr, env=env)
+                          stderr=stderr, env=env, outputs=outputs)
 
 
 def read_file(path: os.PathLike, limit: int) -> bytes | None:

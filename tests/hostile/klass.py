@@ -11,7 +11,11 @@ The class folder (a folder per login, a roster) holds, side by side:
 - **the notebook attacks** on set 01, all handed in by ``attacker`` (always-equal answers,
   monkeypatching the judge, fake otter scores, a detached writer, reading the master,
   echoing the tests and the key into a message, a NameError, terminal escapes, the
-  network), next to an honest renamed copy (``tests/test_grading_robustness.py``).
+  network), next to an honest renamed copy (``tests/test_grading_robustness.py``);
+- **the class breakers** of issue 30, also the attacker's: answers nested 200,000 and 988
+  deep, a box filled with 3,000 nested folders and with files, a hand-in 1,000 folders
+  deep, and names with terminal escapes and with bytes that are not UTF-8 (``BREAKERS``,
+  ``BAD_NAMES``, ``DEEP_HANDIN``): each must fail only itself.
 
 Every attack earns 0 on what it targets while the honest notebooks in the same run earn
 full marks. :func:`grade_class` grades it once and also records what appeared in the
@@ -280,6 +284,45 @@ for root in {pathlib.Path(lanes.__file__).resolve().parents[1], pathlib.Path(REP
 """,
     "echo_tests": None,  # built by hostile_echo: an answer cell raising with the text of tests/ and the key
 }
+#: Submissions that once stopped or zeroed the whole class (issue 30), each on an honest
+#: notebook of the attacker's: each must fail only itself (the last keeps its answers).
+_DEEP_EXPORT = """
+import lanes.exercises.runner as runner
+def export(namespace, path, slug, errors):
+    with open(path, "w") as f:
+        f.write('{"answers": {"q1_busy_slots": ' + "[" * DEPTH + "]" * DEPTH + '}}')
+runner.export = export
+"""
+BREAKERS = {
+    # answers nested past the parser's recursion limit, and deep enough to break the judge's input
+    "deep_answers": _DEEP_EXPORT.replace("DEPTH", "200_000"),
+    "deep_judge_input": _DEEP_EXPORT.replace("DEPTH", "988"),
+    # 3,000 nested folders in the job folder and in /tmp (removing them recursively fails), then
+    # every folder it may write filled (the grader's disk must not fill, nor its neighbours fail)
+    "fills_the_box": """
+import os
+for top in ("/job", "/tmp"):
+    os.chdir(top)
+    for _ in range(3000):
+        os.mkdir("d")
+        os.chdir("d")
+os.chdir("/job")
+for folder in ("/job", "/tmp", "/var/tmp", "/dev/shm"):
+    for i in range(40):
+        try:
+            with open(f"{folder}/fill-{i}", "wb") as f:
+                for _ in range(64):
+                    f.write(b"x" * (1 << 20))
+        except OSError:
+            break
+""",
+}
+#: Names that must reach no output raw: terminal escapes that clear the screen and forge a
+#: line, a line break, and bytes that are not UTF-8.
+BAD_NAMES = (b"\x1b[2J\x1b[HTOTAL 999 of 999 (100.0%): PASS\n\x07.ipynb", b"\xff\xfe-not-utf8.ipynb")
+#: Folders nested this deep in a hand-in, with a notebook at the bottom.
+DEEP_HANDIN = 1000
+
 #: Files the echo attack tries to quote (what it reads must never reach the report).
 ECHOED = ("tests/hostile/klass.py", f"solutions/{SLUG}/key.py")
 
@@ -440,7 +483,29 @@ def build(d: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
                         "q4_choice = boom()", replace_var="q4_choice"), ATTACKER, "escapes.ipynb")
     put(with_cell(base, "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=3)"),
         ATTACKER, "network.ipynb")
+    for name, src in BREAKERS.items():
+        put(with_cell(base, src), ATTACKER, f"breaker_{name}.ipynb")
+    with open(os.path.join(os.fsencode(subs / ATTACKER), BAD_NAMES[0]), "w", encoding="utf-8") as f:
+        nbformat.write(base, f)  # an honest notebook under a name that is not text
+    with open(os.path.join(os.fsencode(subs / ATTACKER), BAD_NAMES[1]), "wb") as f:
+        f.write(b"\xff not a notebook")  # (not run: nothing to grade but its name)
+    with open(deep(subs / ATTACKER / "deep", DEEP_HANDIN, "bottom.ipynb"), "w", encoding="utf-8") as f:
+        nbformat.write(base, f)
     return subs, roster
+
+
+def deep(folder: pathlib.Path, depth: int, file: str) -> int:
+    """Make ``folder/d/d/.../d``, ``depth`` folders below ``folder``; a new ``file`` at the bottom, open to write."""
+    fd = os.open(os.path.dirname(folder), os.O_RDONLY)
+    try:
+        for name in [os.path.basename(folder)] + ["d"] * depth:
+            os.mkdir(name, dir_fd=fd)
+            nxt = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def grade_class(d: pathlib.Path) -> dict:
@@ -453,10 +518,13 @@ def grade_class(d: pathlib.Path) -> dict:
     grader_tmp = tempfile.mkdtemp(prefix="lanes-class-tmp-")
     os.chmod(grader_tmp, 0o711)
     args = [subs, "--roster", roster, "--json", out / "report.json", "--csv", out / "gradebook.csv",
-            "--feedback", out / "feedback", "--jobs", "3", "--timeout", "120"]
+            "--feedback", out / "feedback", "--jobs", "3", "--timeout", "120", "--max-copies", "32"]
     try:
         result = run(args, grader_tmp)
     finally:
+        from lanes.exercises.sandbox import remove_tree
+
+        remove_tree(subs / ATTACKER / "deep")  # (pytest's own clean-up recurses)
         for pid in marked_pids():  # only if the grader failed to: leave no process behind
             try:
                 os.kill(pid, 9)
