@@ -54,7 +54,9 @@ class TestP99Knee:
         assert half.rho_max < k.rho_max - 0.2
 
     @pytest.fixture(scope="class")
-    def meeting(self):
+
+    @classmethod
+    def meeting(cls):
         rhos = (0.3, 0.4, 0.5, 0.6, 0.7)
         out = {}
         for kind in ("exponential", "lognormal"):

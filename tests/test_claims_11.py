@@ -206,7 +206,9 @@ class TestGluedNumbers:
     """The numbers in the chapter's prose are the ones computed here."""
 
     @pytest.fixture(scope="class")
-    def text(self):
+
+    @classmethod
+    def text(cls):
         return glued("11_measured_gpu")
 
     def test_every_referenced_name_is_glued(self, text):

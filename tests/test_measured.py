@@ -514,7 +514,9 @@ class TestMeasurementScript:
     """The script's record builders, without torch: their lines are what the loader accepts."""
 
     @pytest.fixture(scope="class")
-    def ms(self):
+
+    @classmethod
+    def ms(cls):
         import importlib.util
         from pathlib import Path
 
