@@ -28,7 +28,7 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
 * every figure has alt text: a code cell whose outputs hold an image gets
   ``metadata.mystnb.image.alt`` from ``scripts/figure_alt.json`` (cell id ->
   text), which MyST-NB writes as the image's ``alt``, and figures at least
-  :data:`WIDE_FIGURE_PX` wide the ``lanes-wide`` class (readable on a phone).
+  :data:`WIDE_FIGURE_PX` wide the ``lanes-wide`` class (too wide to read on a phone).
 
 The system diagram, named in the prose by its path, becomes a link to it
 (:data:`PROSE_LINKS`).
@@ -90,10 +90,11 @@ def figure_alt() -> dict[str, str]:
     return json.loads(FIGURE_ALT.read_text(encoding="utf-8"))
 
 
-#: Figures at least this many pixels wide (three or more panels side by side, about
-#: 10 inches at the inline backend's 100 dpi) get the ``lanes-wide`` class: on a
-#: phone the book shows them at a readable size in a box that scrolls sideways
-#: (book/_static/lanes.css), not shrunk to the screen's width.
+#: Figures at least this many pixels wide (several panels side by side, about 10
+#: inches at the inline backend's 100 dpi) get the ``lanes-wide`` class, a marker of
+#: figures whose labels a phone cannot show at a readable size: the book shrinks
+#: every figure to the screen (book/_static/lanes.css), and a chapter draws its
+#: panels as separate small figures instead (``lanes.pool.plots.panels``).
 WIDE_FIGURE_PX = 1000
 WIDE_CLASS = "lanes-wide"
 

@@ -6,7 +6,10 @@
 #   scripts/test.sh tests/test_x.py # any pytest arguments pass through
 #
 # First it installs what the tests need when it is missing:
-# - the Python requirements (requirements.txt) when one of them cannot be imported;
+# - the Python requirements (requirements.txt) when one of them cannot be imported,
+#   after upgrading pip when it is older than 23.1 (requirements.txt passes
+#   --config-settings, which older pips refuse; a new venv of Debian's Python 3.11
+#   starts with pip 23.0.1);
 # - Debian's Chromium for the browser test: through apt when run as root,
 #   otherwise it stops with one message naming the package to install;
 # - Debian's bubblewrap (bwrap), the grading box, the same way.
@@ -26,6 +29,7 @@ BWRAP="${LANES_BWRAP:-/usr/bin/bwrap}"
 if ! "$PYTHON" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" \
         pytest xdist nbval playwright otter jupyter_book notfound lanes 2>/dev/null; then
     echo "test.sh: installing the Python requirements (requirements.txt) ..."
+    "$PYTHON" -m pip install -q --upgrade "pip>=23.1"
     "$PYTHON" -m pip install -q -r requirements.txt
 fi
 

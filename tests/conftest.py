@@ -216,9 +216,24 @@ def pytest_configure(config):
         config.option.testrunuid = uuid.uuid4().hex
 
 
+@pytest.hookimpl(trylast=True)  # after the session's fixtures are torn down
 def pytest_sessionfinish(session, exitstatus):
-    """On the xdist controller, when the workers are done: remove the run's class mark."""
+    """On the xdist controller, when the workers are done: remove the run's class mark.
+
+    On a worker, collect the garbage now and freeze what is left. The worker reports
+    that it finished right after this hook; the controller then ends every worker's
+    gateway, and execnet interrupts (SIGINT) a worker still busy 5 s later. What a
+    worker still does then is pytest's unconfigure, whose full ``gc.collect()`` walks
+    the whole heap: on a large one, under load, it can take longer, and the interrupt
+    lands in a gc callback (hypothesis registers one), a KeyboardInterrupt traceback at
+    the end of a passing run. Frozen objects are not walked again, so that collection
+    has almost nothing left to do.
+    """
     if hasattr(session.config, "workerinput"):
+        import gc
+
+        gc.collect()
+        gc.freeze()
         return
     run = getattr(session.config.option, "testrunuid", None)
     if run:

@@ -154,9 +154,10 @@ class TestOneSlotInClosedForm:
     ONE = SC.with_(slots=1, trough_rate=0.05, peak_rate=0.05, hours=24)
 
     @pytest.fixture(scope="class")
-    def waits(self):
+    @classmethod
+    def waits(cls):
         out = {}
-        for s in (self.ONE, self.ONE.with_(batch_service_s=(15, 45))):
+        for s in (cls.ONE, cls.ONE.with_(batch_service_s=(15, 45))):
             out[s.batch_service_s] = [lanes.simulate(s.with_(seed=k), "priority").waits_frame()["wait_s"].mean()
                                       for k in SEEDS]
         return out

@@ -52,7 +52,9 @@ class TestMicroBatcher:
     """The batcher claims, recomputed and compared with the numbers the chapter shows."""
 
     @pytest.fixture(scope="class")
-    def g(self):
+
+    @classmethod
+    def g(cls):
         return glued("07_batching")
 
     def test_no_wait_takes_the_queue_in_three_full_calls(self, g):
@@ -143,7 +145,8 @@ class TestWhatTheStepModelAssumes:
 
 class TestContinuousBatching:
     @pytest.fixture(scope="class")
-    def by_seed(self):
+    @classmethod
+    def by_seed(cls):
         out = {}
         for seed in SEEDS:
             sc = BatchingScenario(seed=seed)

@@ -54,7 +54,8 @@ class TestP99Knee:
         assert half.rho_max < k.rho_max - 0.2
 
     @pytest.fixture(scope="class")
-    def text(self):
+    @classmethod
+    def text(cls):
         from glued_values import glued
 
         return glued("09_chains_latency_and_fairness")

@@ -69,7 +69,9 @@ class TestEvictionCost:
     """Evictions priced in slot-seconds: whole-engine seconds times the slots."""
 
     @pytest.fixture(scope="class")
-    def g(self):
+
+    @classmethod
+    def g(cls):
         return glued("10_where_it_breaks")
 
     def test_a_64_slot_pool_allows_6668_tokens_per_sequence(self, g):
@@ -95,7 +97,9 @@ class TestEvictionCost:
         assert abs(n - POOL // 64) / (POOL // 64) < 0.1
 
     @pytest.fixture(scope="class")
-    def batch_done(self, g):
+
+    @classmethod
+    def batch_done(cls, g):
         out = {}
         for cost in (g["cost_swap"], g["flat_cost_s"], g["cost_recompute"], g["cost_scattered"], g["cost_ckpt"]):
             df = sweep_seeds(["preempt", "hybrid:8"], base=lanes.Scenario(preempt_cost_s=cost), metrics=("batch_done",))
@@ -125,11 +129,15 @@ class TestErlangAgainstTheTick:
     """Where the standard theory parts from the slot model, recomputed."""
 
     @pytest.fixture(scope="class")
-    def g(self):
+
+    @classmethod
+    def g(cls):
         return glued("10_where_it_breaks")
 
     @pytest.fixture(scope="class")
-    def runs(self, g):
+
+    @classmethod
+    def runs(cls, g):
         sc = lanes.Scenario(backlog=0, trough_rate=g["ec_rate"], peak_rate=g["ec_rate"])
         return [lanes.simulate(sc.with_(seed=s), "priority") for s in SEEDS]
 

@@ -189,7 +189,8 @@ class TestOverResampledHours:
 
 class TestPolicies:
     @pytest.fixture(scope="class")
-    def tables(self, text):
+    @classmethod
+    def tables(cls, text):
         pols = ("priority", f"reserve:{text['r_code']}", "preempt")
         return {n: {r.policy.spec: r for r in replay.trace_table(n, policies=pols).results} for n in ("conv", "code")}
 

@@ -168,11 +168,24 @@ def test_shards_merged_equal_one_run(tmp_path):
 
 
 def test_grading_works_with_the_interpreter_in_a_venv_under_tmp(tmp_path):
+    """A grader whose interpreter lives in a venv under /tmp, with the packages of the environment
+    running these tests (a venv of its own, or the system's) as its site folders."""
+    import site
+    import sysconfig
+
     venv = pathlib.Path(tempfile.mkdtemp(prefix="lanes-venv-", dir="/tmp"))
     os.chmod(venv, 0o755)  # as `python -m venv /tmp/venv-x` makes it
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                       check=True, timeout=120)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        # `--system-site-packages` would reach the base interpreter's packages only, which are
+        # none when the tests run from a venv over a bare Python: add this environment's instead
+        ours = [p for p in dict.fromkeys(site.getsitepackages() + [sysconfig.get_path("purelib")])
+                if os.path.isdir(p)]
+        purelib = subprocess.run([str(venv / "bin" / "python"), "-c",
+                                  "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                 check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+        pathlib.Path(purelib, "lanes-test-env.pth").write_text(
+            "".join(f"import site; site.addsitedir({p!r})\n" for p in ours))
         (tmp_path / "subs" / "alice").mkdir(parents=True)
         nbformat.write(honest("alice"), tmp_path / "subs" / "alice" / f"{SLUG}.ipynb")
         proc, new, new_ipc, marked = _run([tmp_path / "subs", "--json", tmp_path / "r.json", "--quiet"],

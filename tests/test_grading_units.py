@@ -254,11 +254,16 @@ def test_init_writes_a_private_secret_once_and_grading_needs_one(tmp_path):
     assert proc.returncode == 2 and "test suite's public secret" in proc.stderr
 
 
-def test_without_bubblewrap_the_grader_stops_with_one_line(tmp_path):
+@pytest.mark.parametrize("mode", ["graded", "forms only"])
+def test_without_bubblewrap_the_grader_stops_with_one_line(tmp_path, mode):
+    if mode == "graded" and not (GRADE.parents[1] / "solutions").is_dir():
+        pytest.skip("grading needs the answer keys in solutions/ (the instructor's repository); "
+                    "without them nothing runs in a box")
     (tmp_path / "alice").mkdir()
     nb = tmp_path / "alice" / f"{SLUG}.ipynb"
     nb.write_text(_nb_json())
-    proc = _grade(tmp_path, "--json", tmp_path / "r.json", "--quiet", LANES_BWRAP="/nonexistent/bwrap",
+    extra = ["--forms-only"] if mode == "forms only" else []
+    proc = _grade(tmp_path, *extra, "--json", tmp_path / "r.json", "--quiet", LANES_BWRAP="/nonexistent/bwrap",
                   LANES_TEST_SECRET="1")
     assert proc.returncode == 2 and "bubblewrap" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -96,3 +96,32 @@ class TestPlots:
 
     def test_binned_means(self):
         assert plots.binned([1, 3, 5, 7, 9], 2) == [2, 6, 9]
+
+
+class TestPanels:
+    """A multi-panel figure drawn as one small figure per panel, readable on a phone."""
+
+    def test_one_figure_per_panel_that_fits_a_phone_column(self):
+        axes = plots.panels(3, sharey=True)
+        figures = {id(ax.figure) for ax in axes}
+        assert len(figures) == 3
+        for ax in axes:
+            width_px = ax.figure.get_size_inches()[0] * 100  # the inline backend's dpi
+            assert width_px <= 358 - 5  # a 390 px phone's text column, with the tight box's margin
+
+    def test_shared_axis_has_one_range_over_the_figures(self):
+        axes = plots.panels(3, sharey=True)
+        for ax, top in zip(axes, (1, 10, 100)):
+            ax.plot([0, 1], [0, top])
+        ranges = {ax.get_ylim() for ax in axes}
+        assert len(ranges) == 1 and ranges.pop()[1] >= 100
+        free = plots.panels(2)
+        free[0].plot([0, 1], [0, 1])
+        free[1].plot([0, 1], [0, 50])
+        assert free[0].get_ylim() != free[1].get_ylim()
+
+    @pytest.mark.parametrize("kw, word", [({"n": 0}, "n"), ({"n": 2.5}, "n"), ({"n": 2, "height": 0}, "height"),
+                                          ({"n": 2, "sharey": "yes"}, "sharey")])
+    def test_bad_input_names_the_parameter(self, kw, word):
+        with pytest.raises(ValueError, match=rf"^{word} "):
+            plots.panels(**kw)

@@ -419,6 +419,16 @@ class TestInBrowser:
 
 PHONE = {"width": 390, "height": 844}
 
+# Runs in the page: the figures drawn wider than the screen, even where their box scrolls.
+_WIDE_FIGURES_JS = """
+() => {
+  const screen = document.documentElement.clientWidth;
+  return Array.from(document.querySelectorAll('.bd-article img'))
+    .filter(i => i.checkVisibility() && i.getBoundingClientRect().width > screen + 1)
+    .map(i => `${i.src.split('/').pop().slice(0, 16)} drawn ${Math.round(i.getBoundingClientRect().width)} px wide`);
+}
+"""
+
 # Runs in the page: how far the page scrolls sideways, and the elements that stick out.
 _OVERFLOW_JS = """
 () => {
@@ -450,6 +460,10 @@ class OfflineReport:
     error: str = ""
     #: How far the page scrolls sideways at PHONE width, px, and what sticks out (None: not measured).
     sideways: dict | None = None
+    #: JavaScript errors: uncaught exceptions and console.error messages while the page loaded.
+    js_errors: list[str] = field(default_factory=list)
+    #: Figures drawn wider than the PHONE screen (even inside a box that scrolls), with their width.
+    wide_figures: list[str] = field(default_factory=list)
 
 
 # Runs in the page: wait for MathJax (when the page loads it) to finish, then
@@ -501,10 +515,20 @@ def offline_crawl(built_site: pathlib.Path) -> dict[str, OfflineReport]:
             if current and request.url.startswith("file:") and "ERR_ABORTED" not in (request.failure or ""):
                 current[0].failed_files.append(f"{request.url} ({request.failure})")
 
+        def on_console(message):
+            if current and message.type == "error":
+                current[0].js_errors.append(f"console.error: {message.text[:200]}")
+
+        def on_page_error(error):
+            if current:
+                current[0].js_errors.append(f"uncaught: {str(error)[:200]}")
+
         context.route("**/*", route)
         page = context.new_page()
         page.set_default_timeout(PAGE_TIMEOUT_MS)
         page.on("requestfailed", on_failed)
+        page.on("console", on_console)
+        page.on("pageerror", on_page_error)
         for rel in html_pages(built_site):
             if rel in SERVER_PAGES:
                 continue
@@ -523,6 +547,7 @@ def offline_crawl(built_site: pathlib.Path) -> dict[str, OfflineReport]:
                 )
                 if rel != "index.html":  # (the redirect stub: its page is measured as itself)
                     report.sideways = page.evaluate(_OVERFLOW_JS)  # after the maths is typeset
+                    report.wide_figures = page.evaluate(_WIDE_FIGURES_JS)
             except Exception as exc:  # noqa: BLE001 - reported per page below
                 report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
             reports[rel] = report
@@ -633,6 +658,65 @@ def test_no_page_scrolls_sideways_on_a_phone(offline_crawl, built_site):
     problems = [f"{rel}: scrolls {found['scroll']} px sideways; widest: {found['wide']}"
                 for rel, found in measured.items() if found["scroll"] > 1]
     _fail_listing("pages scroll sideways at 390 px", problems)
+
+
+def test_no_figure_is_wider_than_a_phone(offline_crawl):
+    """At 390 px every figure fits the screen: none is drawn wider and left to scroll in its box
+    (a multi-panel figure is drawn as one small figure per panel, which stack on a phone)."""
+    problems = [f"{rel}: {', '.join(r.wide_figures)}" for rel, r in offline_crawl.items() if r.wide_figures]
+    _fail_listing("pages draw figures wider than a 390 px screen", problems)
+
+
+def _site_extension():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lanes_site", ROOT / "book" / "_ext" / "lanes_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_book_shows_code_cells_without_glue():
+    """What the book shows of a cell: no glue call, glue import or glue wrapper, the rest as written."""
+    cell = (
+        "%matplotlib inline\n"
+        "from lanes.prose import glue\n"
+        "from lanes.prose import glue as prose_glue\n"
+        "x = 2\n"
+        "# the prose rounds it\n"
+        "glue(\"x\", x,\n     display=False)\n"
+        "\n"
+        "def glue(name, value):\n"
+        "    prose_glue(name, value)\n"
+        "\n"
+        "for t in (1, 2):\n"
+        "    s = t * 2\n"
+        "    glue(f\"s{t}\", s)\n"
+        "for t in (1, 2):\n"
+        "    print(t)\n"
+        "    glue(\"t\", t)\n"
+        "print(x)"
+    )
+    shown = _site_extension().without_glue(cell)
+    assert shown == "%matplotlib inline\nx = 2\n\nfor t in (1, 2):\n    print(t)\nprint(x)"
+    only = "from lanes.prose import glue\nglue(\"x\", 1)"
+    assert _site_extension().without_glue(only) == only  # nothing else: left as it is
+    assert _site_extension().without_glue("glue(") == "glue("  # not Python: left as it is
+
+
+def test_no_glue_call_on_any_chapter_page(built_site):
+    """The chapters' pages show their code cells without the glue plumbing (book/_ext/lanes_site.py)."""
+    pages = sorted((built_site / "notebooks").glob("[0-9][0-9]_*.html"))
+    assert pages
+    problems = [p.name for p in pages if '<span class="n">glue</span>' in p.read_text(encoding="utf-8")
+                or "prose_glue" in p.read_text(encoding="utf-8")]
+    _fail_listing("chapter pages show glue calls in their code", problems)
+
+
+def test_no_javascript_error_on_any_page(offline_crawl):
+    """No page throws or logs a JavaScript error (each page opened once, in the order of the crawl)."""
+    problems = [f"{rel}: {e}" for rel, r in offline_crawl.items() for e in dict.fromkeys(r.js_errors)]
+    _fail_listing("JavaScript errors", problems)
 
 
 _STYLESHEETS_JS = """

@@ -79,7 +79,9 @@ class TestReferenceReproducesTheAnchor:
     """The plain per-tick model alone reproduces the published table, digit for digit."""
 
     @pytest.fixture(scope="class")
-    def reference_rows(self):
+
+    @classmethod
+    def reference_rows(cls):
         sc = Scenario()
         draws = reference_pool.draw(sc)  # one set of draws for all seven, as the table does
         return [reference_pool.run(sc, lanes.parse_policy(spec), draws) for spec in lanes.DEFAULT_POLICIES]

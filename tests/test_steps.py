@@ -47,7 +47,8 @@ class TestHeadOfLine:
 
 class TestLongPrompt:
     @pytest.fixture(scope="class")
-    def run(self):
+    @classmethod
+    def run(cls):
         return simulate([100_000], decoders=64, decoder_context_tokens=2048)
 
     def test_thirteen_chunks_of_8128(self, run):
@@ -112,7 +113,9 @@ class TestLittlesLaw:
     """L = lambda x W on the simulator's own output, over a run with arrivals."""
 
     @pytest.fixture(scope="class")
-    def run(self):
+
+    @classmethod
+    def run(cls):
         rng = random.Random(3)
         t, reqs = 0.0, []
         for _ in range(300):

@@ -373,15 +373,15 @@ def soft_max(a: float, b: float, p: float) -> float:
 
 
 H200_LLAMA_8B = StepModel(
-    fixed_s_per_layer=8.468162588123652e-05,
+    fixed_s_per_layer=8.468161953818453e-05,
     weight_bytes_per_s=3739012666259.7134,
     matmul_flops_per_s=735305810411940.4,
-    overlap_exponent=1.4774607107520008,
-    s_per_token=1.0350055885952442e-05,
-    kv_bytes_per_s_per_cta=41056615839.287895,
-    kv_ctas_to_saturate=101.45167177642416,
-    chunk_attention_flops_per_s=533242586320514.8,
-    prior_attention_flops_per_s=284753134385188.7,
+    overlap_exponent=1.477460384740649,
+    s_per_token=1.0350058317999626e-05,
+    kv_bytes_per_s_per_cta=41056608278.41885,
+    kv_ctas_to_saturate=101.45169789339964,
+    chunk_attention_flops_per_s=533242844651543.2,
+    prior_attention_flops_per_s=284753162498663.25,
     eager_floor_s=0.026997855663299562,
     source='least-squares fit to 36 timed steps on NVIDIA H200',
     measured_range=MeasuredRange(

@@ -28,10 +28,10 @@ eager_floor_s(records) -> float
 weight_bytes_per_s(records) -> float
     Weight-streaming rate: the GEMV ablation row (else the copy ceiling).
 fit_step_model(records=None) -> StepModel
-    Least-squares fit of :class:`lanes.engine.calibration.StepModel` (numpy
-    imported inside), with the shapes it was fitted on in ``measured_range``.
-    On the shipped file it reproduces the stored
-    :data:`lanes.engine.calibration.H200_LLAMA_8B` to rounding.
+    Least-squares fit of :class:`lanes.engine.calibration.StepModel` in plain
+    Python floats (the same bits on any CPU or BLAS), with the shapes it was
+    fitted on in ``measured_range``.  On the shipped file it reproduces the
+    stored :data:`lanes.engine.calibration.H200_LLAMA_8B`.
 kv_read_rates(records=None) -> list[dict]
     The KV read rate two decode rows of one batch show by their difference
     (more context, nothing else), no fit involved.
@@ -64,6 +64,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from operator import mul
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -338,27 +339,37 @@ def _in_fit(r: dict, floor_s: float) -> bool:
     return r["kind"] == "decode" or r["median_s"] > _FLOOR_MARGIN * floor_s
 
 
-def _arrays(rows: list[dict], m: Model, weight_rate: float, matmul_rate: float) -> dict:
-    """What the fit needs of each row, as numpy arrays: times, fixed-rate parts, design columns."""
-    import numpy as np
+@dataclass(frozen=True)
+class _Row:
+    """What the fit needs of one timed row: its time, the parts fixed by measured rates, its design entries."""
 
+    t: float  # measured step time (s)
+    fixed_s: float  # logits at the matmul ceiling (s)
+    flops_s: float  # the body's matmul FLOPs at the matmul ceiling (s)
+    tokens: float  # tokens in the step (decoders plus prompt tokens)
+    kv_bytes: float  # KV bytes the decoders read
+    blocks: float  # attention blocks of the decode (sequences x KV heads)
+    chunk_flops: float  # causal attention FLOPs inside the prefill chunk
+    prior_flops: float  # attention FLOPs of the chunk to its cached prefix
+
+
+def _design(rows: list[dict], m: Model, matmul_rate: float) -> list[_Row]:
     pair = m.attention_flops_per_pair
-    shapes = np.array([_shape(r) for r in rows], dtype=float)
-    b, c, n, p = shapes.T
-    tokens = b + n
-    logit_rows = b + (n > 0)
-    return {
-        "t": np.array([r["median_s"] for r in rows], dtype=float),
-        "weights_s": m.weight_bytes / weight_rate,
-        "flops_s": m.body_flops_per_token * tokens / matmul_rate,
-        "logits_s": m.head_flops_per_token * logit_rows / matmul_rate,
-        "layers": np.full(len(rows), float(m.layers)),
-        "tokens": tokens,
-        "kv_bytes": b * c * m.kv_bytes_per_token,
-        "blocks": b * m.kv_heads,
-        "chunk_flops": pair * n * n / 2,
-        "prior_flops": pair * n * p,
-    }
+    out = []
+    for r in rows:
+        b, c, n, p = _shape(r)
+        tokens = b + n
+        out.append(_Row(
+            t=float(r["median_s"]),
+            fixed_s=m.head_flops_per_token * (b + (n > 0)) / matmul_rate,
+            flops_s=m.body_flops_per_token * tokens / matmul_rate,
+            tokens=float(tokens),
+            kv_bytes=float(b * c * m.kv_bytes_per_token),
+            blocks=float(b * m.kv_heads),
+            chunk_flops=pair * n * n / 2,
+            prior_flops=pair * n * p,
+        ))
+    return out
 
 
 _COLUMNS = ("fixed_s_per_layer", "s_per_token", "kv_bytes_per_s_per_cta",
@@ -366,30 +377,70 @@ _COLUMNS = ("fixed_s_per_layer", "s_per_token", "kv_bytes_per_s_per_cta",
 """The linear parameters, in the order of the design columns of :func:`_solve`."""
 
 
-def _solve(arrays: dict, saturate_ctas: float, p: float):
+def _solve(rows: list[_Row], layers: int, weights_s: float, saturate_ctas: float,
+           p: float) -> tuple[list[float], float]:
     """Weighted least squares at one (CTA count, overlap exponent); returns the coefficients and the RMS relative error.
 
-    The weight matmuls' time (soft maximum of weight stream and FLOPs) and the
-    logits are fixed by the measured rates and moved to the left-hand side;
-    the coefficients multiply [layers, tokens, KV bytes per block, chunk-pair
-    FLOPs, prior-pair FLOPs]: seconds per layer, per token, per byte, per FLOP, per FLOP.
-    """
-    import numpy as np
+    The weight matmuls' time (soft maximum of the weight stream ``weights_s``
+    and the FLOPs) and the logits are fixed by the measured rates and moved to
+    the left-hand side; the coefficients multiply [layers, tokens, KV bytes per
+    block, chunk-pair FLOPs, prior-pair FLOPs]: seconds per layer, per token,
+    per byte, per FLOP, per FLOP.  Each row is weighted by 1 / its time
+    (relative errors: a 6 ms step counts as much as a 1.5 s one).
 
-    a = arrays
-    hi = np.maximum(a["weights_s"], a["flops_s"])
-    linear = hi * ((a["weights_s"] / hi) ** p + (a["flops_s"] / hi) ** p) ** (1 / p)
-    t = a["t"]
-    y = t - linear - a["logits_s"]
-    ctas = np.where(a["blocks"] > 0, np.minimum(a["blocks"], saturate_ctas), 1.0)
-    X = np.column_stack([a["layers"], a["tokens"], a["kv_bytes"] / ctas, a["chunk_flops"], a["prior_flops"]])
-    w = 1 / t  # relative errors: a 6 ms step counts as much as a 1.5 s one
-    used = np.abs(X).sum(axis=0) > 0  # e.g. no prior>0 prefill rows: that rate stays unfitted
-    coef = np.zeros(X.shape[1])
-    sol, *_ = np.linalg.lstsq(X[:, used] * w[:, None], y * w, rcond=None)
-    coef[used] = sol
-    rel = (X @ coef - y) / t
-    return coef, float(np.sqrt(np.mean(rel**2)))
+    Plain Python floats: the normal equations of the columns scaled to unit
+    length (well conditioned here: the scaled columns' condition number is
+    below 3 on the shipped file), every sum a correctly rounded
+    :func:`math.fsum`, solved by Cholesky in a fixed order.  So the result is
+    the same bits on any CPU and any BLAS, which a LAPACK least-squares call
+    does not promise.
+    """
+    cols: list[list[float]] = [[] for _ in _COLUMNS]
+    ys = []
+    for r in rows:
+        hi = max(weights_s, r.flops_s)
+        linear = hi * ((weights_s / hi) ** p + (r.flops_s / hi) ** p) ** (1 / p)
+        ctas = min(r.blocks, saturate_ctas) if r.blocks > 0 else 1.0
+        w = 1 / r.t
+        for col, x in zip(cols, (layers, r.tokens, r.kv_bytes / ctas, r.chunk_flops, r.prior_flops)):
+            col.append(x * w)
+        ys.append((r.t - linear - r.fixed_s) * w)
+    # a column no row uses (e.g. no prefill behind a prefix) stays unfitted at 0
+    used = [j for j, col in enumerate(cols) if any(col)]
+    scale = [math.sqrt(math.fsum(map(mul, cols[j], cols[j]))) for j in used]
+    z = [[v / s for v in cols[j]] for j, s in zip(used, scale)]
+    a = [[math.fsum(map(mul, zi, zj)) for zj in z] for zi in z]
+    b = [math.fsum(map(mul, zi, ys)) for zi in z]
+    coef = [0.0] * len(_COLUMNS)
+    for j, s, v in zip(used, scale, _cholesky_solve(a, b)):
+        coef[j] = v / s
+    fitted = [math.fsum(v) for v in zip(*(map(c.__mul__, col) for c, col in zip(coef, cols)))]
+    rel = [f - y for f, y in zip(fitted, ys)]  # rows weighted by 1 / time: relative errors
+    return coef, math.sqrt(math.fsum(map(mul, rel, rel)) / len(rel))
+
+
+def _cholesky_solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """Solve ``a x = b`` for a symmetric positive definite ``a`` (the normal equations)."""
+    k = len(b)
+    low = [[0.0] * k for _ in range(k)]
+    for i in range(k):
+        for j in range(i + 1):
+            s = a[i][j] - math.fsum(low[i][q] * low[j][q] for q in range(j))
+            if i == j:
+                if s <= 1e-12 * a[i][i]:
+                    names = ", ".join(_COLUMNS)
+                    raise ValueError("the rows do not determine the step model: the terms "
+                                     f"({names}) are not independent over them (add rows of other shapes)")
+                low[i][i] = math.sqrt(s)
+            else:
+                low[i][j] = s / low[j][j]
+    y = [0.0] * k
+    for i in range(k):
+        y[i] = (b[i] - math.fsum(low[i][q] * y[q] for q in range(i))) / low[i][i]
+    x = [0.0] * k
+    for i in reversed(range(k)):
+        x[i] = (y[i] - math.fsum(low[q][i] * x[q] for q in range(i + 1, k))) / low[i][i]
+    return x
 
 
 def _golden(f, lo: float, hi: float, iterations: int = 30) -> float:
@@ -430,29 +481,27 @@ def _measured_range(rows: list[dict], m: Model) -> MeasuredRange:
 
 def _fit_rows(rows: list[dict], m: Model, weight_rate: float, matmul_rate: float, floor_s: float,
               source: str) -> StepModel:
-    import numpy as np
-
-    arrays = _arrays(rows, m, weight_rate, matmul_rate)
+    design = _design(rows, m, matmul_rate)
+    weights_s = m.weight_bytes / weight_rate
 
     def rms(log_s: float, log_p: float) -> float:
-        return _solve(arrays, float(np.exp(log_s)), float(np.exp(log_p)))[1]
+        return _solve(design, m.layers, weights_s, math.exp(log_s), math.exp(log_p))[1]
 
     # Two nonlinear parameters: the number of attention blocks (CTAs) that
     # saturate HBM (8 to 2,048) and the overlap exponent p of weight stream
     # and FLOPs (1 to 8).  A coarse log grid over both, then golden-section
     # searches along each in turn around the best grid point.  The five
     # linear parameters come from weighted least squares at each trial.
-    s_grid = np.linspace(np.log(8.0), np.log(2048.0), 33)
-    p_grid = np.linspace(0.0, np.log(8.0), 15)
-    errs = np.array([[rms(s, p) for p in p_grid] for s in s_grid])
-    i, j = np.unravel_index(int(np.argmin(errs)), errs.shape)
-    log_s, log_p = s_grid[i], p_grid[j]
+    s_lo, s_hi, p_lo, p_hi = math.log(8.0), math.log(2048.0), 0.0, math.log(8.0)
+    s_grid = [s_lo + (s_hi - s_lo) * i / 32 for i in range(33)]
+    p_grid = [p_lo + (p_hi - p_lo) * j / 14 for j in range(15)]
+    _, log_s, log_p = min((rms(s, q), s, q) for s in s_grid for q in p_grid)
     ds, dp = s_grid[1] - s_grid[0], p_grid[1] - p_grid[0]
     for _ in range(3):
-        log_s = _golden(lambda v: rms(v, log_p), max(log_s - ds, s_grid[0]), min(log_s + ds, s_grid[-1]))
-        log_p = _golden(lambda v: rms(log_s, v), max(log_p - dp, p_grid[0]), min(log_p + dp, p_grid[-1]))
-    saturate, p = float(np.exp(log_s)), float(np.exp(log_p))
-    coef, _ = _solve(arrays, saturate, p)
+        log_s = _golden(lambda v: rms(v, log_p), max(log_s - ds, s_lo), min(log_s + ds, s_hi))
+        log_p = _golden(lambda v: rms(log_s, v), max(log_p - dp, p_lo), min(log_p + dp, p_hi))
+    saturate, p = math.exp(log_s), math.exp(log_p)
+    coef, _ = _solve(design, m.layers, weights_s, saturate, p)
     for name, value in zip(_COLUMNS, coef):
         if value < 0:
             raise ValueError(f"the rows give {name} a negative value ({value:.3g}): "
@@ -482,7 +531,7 @@ def _matmul_rate(recs: list[dict]) -> float:
 
 
 def fit_step_model(records: Iterable[dict] | str | Path | None = None) -> StepModel:
-    """Fit the calibrated step model to a step-timing file (numpy least squares).
+    """Fit the calibrated step model to a step-timing file (weighted least squares, standard library only).
 
     Parameters
     ----------

@@ -455,6 +455,10 @@ class Box:
         for p in (sys.base_prefix, sys.prefix, sys.base_exec_prefix, sys.exec_prefix,
                   os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(sys.executable)):
             want.append(_real(p))
+        # site folders outside the prefixes (a .pth's addsitedir, say): site-/dist-packages only,
+        # never a source tree that an editable install puts on sys.path
+        want += [_real(p) for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")
+                 and os.path.isdir(p)]
         want += self.extra_ro
         out: list[pathlib.Path] = []
         for p in sorted(set(want), key=lambda q: (len(q.parts), str(q))):
