@@ -146,9 +146,10 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     else:
         decide_fn, every_tick, wake = rule.decide, sc.tick_s > 0, False
         board = Board(slots, sc.preempt_cost_s)
+        requests: list = [Request(B + j, to_s(a)) for j, a in enumerate(seen)]  # as a scheduler sees them
 
     waiting: deque[int] = deque()  # interactive requests (indices into the stream), oldest first
-    queue = deque([i, s * per_s, 0, 0] for i, s in enumerate(stream.batch_service_s))  # [id, left, waited, since]
+    queue = deque(QueuedBatch(i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))
     running: dict[int, list] = {}  # id -> [id, kind, start, waited, end], in the order they took slots
     ends: list[tuple] = []  # heap of (end, id)
     wakes: list = []  # heap of instants a batch job has run min_run
@@ -195,15 +196,12 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         free = slots - len(running)
         evict: list = []
         if not builtin:
-            evict, start_ids = _ask(decide_fn, board, t, to_s, B + i, B, seen, waiting, queue, running)
+            evict, start_ids = _ask(decide_fn, board, t, to_s, B + i, requests, waiting, queue, running)
         elif preempts and len(waiting) > free and n_batch > floor:  # evict for the requests that wait
-            eligible = [job for job in running.values() if job[KIND] is BATCH
-                        and t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)]
-            eligible.sort(key=(lambda job: -job[START]) if youngest else (lambda job: -job[END]))
-            evict = eligible[: min(len(waiting) - free, n_batch - floor)]  # stable: ties in slot order
+            evict = victims(running, t, min(len(waiting) - free, n_batch - floor), youngest, min_run, aging)
         for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
             del running[job[ID]]
-            queue.appendleft([job[ID], job[END] - t + cost, job[WAITED], t])
+            queue.appendleft(QueuedBatch(job[ID], job[END] - t + cost, job[WAITED], t))
         n_batch -= len(evict)
         evicted_total += len(evict)
         free += len(evict)
@@ -236,7 +234,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
                 waits[job] = t - seen[job]
                 running[B + job] = [B + job, INTERACTIVE, t, waits[job], t + hold[job]]
                 heappush(ends, (t + hold[job], B + job))
-            else:  # a batch job: [id, left, waited, since]
+            else:  # a batch job: (id, left, waited, since), in clock units
                 job_id, left, waited, since = job
                 running[job_id] = [job_id, BATCH, t, waited + t - since, t + left]
                 heappush(ends, (t + left, job_id))
@@ -263,7 +261,31 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     )
 
 
-def _ask(decide_fn, board: Board, t, to_s, next_id: int, B: int, seen, waiting: deque, queue: deque,
+def victims(running: dict, t, take: int, youngest: bool, min_run, aging) -> list:
+    """The ``take`` running batch jobs a built-in policy evicts first, of those it may evict.
+
+    A job may be evicted once it has run ``min_run`` and unless it waited more
+    than ``aging`` in the queue (clock units; ``None``: no aging).
+    ``youngest`` evicts the latest start first (it has lost the least work),
+    else the job with the most work left; ties go in the order jobs took slots.
+    """
+    def ok(job: list) -> bool:
+        return job[KIND] is BATCH and t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+
+    if not youngest:
+        return sorted(filter(ok, running.values()), key=lambda job: -job[END])[:take]
+    found: list = []  # the youngest first: walk back from the latest start, a whole start group at a time
+    for job in reversed(running.values()):
+        if ok(job):
+            if len(found) >= take and job[START] != found[-1][START]:
+                break
+            found.append(job)
+    found.reverse()
+    found.sort(key=lambda job: -job[START])
+    return found[:take]
+
+
+def _ask(decide_fn, board: Board, t, to_s, next_id: int, requests: list, waiting: deque, queue: deque,
          running: dict) -> tuple[list, list]:
     """Show a student's scheduler the pool (times in seconds) and check its decision.
 
@@ -271,9 +293,10 @@ def _ask(decide_fn, board: Board, t, to_s, next_id: int, B: int, seen, waiting: 
     Raises :class:`~lanes.pool.protocol.DecisionError` naming the rule a
     decision breaks.
     """
+    one_s = to_s(1) == 1
     board.load(
-        [Request(B + j, to_s(seen[j])) for j in waiting],
-        [QueuedBatch(q[0], to_s(q[1]), to_s(q[2]), to_s(q[3])) for q in queue],
+        [requests[j] for j in waiting],
+        queue if one_s else [QueuedBatch(q.id, to_s(q.remaining_s), to_s(q.waited_s), to_s(q.queued_since)) for q in queue],
         [Running(r[ID], r[KIND], to_s(r[START]), to_s(r[WAITED]), to_s(r[END]) if r[KIND] is BATCH else None)
          for r in running.values()],
         next_id,
