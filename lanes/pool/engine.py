@@ -35,12 +35,12 @@ from typing import Any
 from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
 from .policies import DEFAULT_POLICIES, Policy, parse_policy
-from .protocol import BATCH, INTERACTIVE, Board, QueuedBatch, Request, Running, student_scheduler
 from .results import PolicyTable, SlotPoolResult
 from .scenario import Scenario
 
 # Fields of a running job's record: [id, kind, start, waited, end] (times in clock units).
 ID, KIND, START, WAITED, END = range(5)
+INTERACTIVE, BATCH = "interactive", "batch"  # the kinds, as lanes.pool.protocol names them
 
 
 def simulate(
@@ -103,6 +103,8 @@ def _policy(policy: object, extensions: dict, scenario: Scenario) -> Any:
         return pol
     if extensions:
         raise ValueError(f"extensions ({', '.join(extensions)}) apply to built-in policies only, not to a scheduler")
+    from .protocol import student_scheduler  # the interface, loaded only for a student's scheduler
+
     return student_scheduler(policy)
 
 
@@ -144,12 +146,14 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         youngest = rule.victim == "youngest"
         wake = preempts and min_run > 0  # a job coming of age may be evicted: visit that instant
     else:
+        from .protocol import Board, Request
+
         decide_fn, every_tick, wake = rule.decide, sc.tick_s > 0, False
         board = Board(slots, sc.preempt_cost_s)
         requests: list = [Request(B + j, to_s(a)) for j, a in enumerate(seen)]  # as a scheduler sees them
 
     waiting: deque[int] = deque()  # interactive requests (indices into the stream), oldest first
-    queue = deque(QueuedBatch(i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))
+    queue = deque((i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))
     running: dict[int, list] = {}  # id -> [id, kind, start, waited, end], in the order they took slots
     ends: list[tuple] = []  # heap of (end, id)
     wakes: list = []  # heap of instants a batch job has run min_run
@@ -201,7 +205,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             evict = victims(running, t, min(len(waiting) - free, n_batch - floor), youngest, min_run, aging)
         for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
             del running[job[ID]]
-            queue.appendleft(QueuedBatch(job[ID], job[END] - t + cost, job[WAITED], t))
+            queue.appendleft((job[ID], job[END] - t + cost, job[WAITED], t))
         n_batch -= len(evict)
         evicted_total += len(evict)
         free += len(evict)
@@ -285,7 +289,7 @@ def victims(running: dict, t, take: int, youngest: bool, min_run, aging) -> list
     return found[:take]
 
 
-def _ask(decide_fn, board: Board, t, to_s, next_id: int, requests: list, waiting: deque, queue: deque,
+def _ask(decide_fn, board, t, to_s, next_id: int, requests: list, waiting: deque, queue: deque,
          running: dict) -> tuple[list, list]:
     """Show a student's scheduler the pool (times in seconds) and check its decision.
 
@@ -293,10 +297,11 @@ def _ask(decide_fn, board: Board, t, to_s, next_id: int, requests: list, waiting
     Raises :class:`~lanes.pool.protocol.DecisionError` naming the rule a
     decision breaks.
     """
-    one_s = to_s(1) == 1
+    from .protocol import QueuedBatch, Running
+
     board.load(
         [requests[j] for j in waiting],
-        queue if one_s else [QueuedBatch(q.id, to_s(q.remaining_s), to_s(q.waited_s), to_s(q.queued_since)) for q in queue],
+        [QueuedBatch(i, to_s(left), to_s(waited), to_s(since)) for i, left, waited, since in queue],
         [Running(r[ID], r[KIND], to_s(r[START]), to_s(r[WAITED]), to_s(r[END]) if r[KIND] is BATCH else None)
          for r in running.values()],
         next_id,

@@ -130,9 +130,10 @@ class SlotPoolResult:
         }
 
     def line(self) -> str:
-        """The row in the anchor table's text layout (waits to 0.01 s on a clock finer than 1 s)."""
+        """The row in the anchor table's text layout (on a finer clock, waits under 100 s to 0.01 s)."""
         label = self.policy.label if isinstance(self.policy, Policy) else self.spec
-        p50, p99, top = (f"{w:.2f}" if self.scenario.tick_s != 1 else f"{w}" for w in (self.p50_s, self.p99_s, self.max_s))
+        p50, p99, top = (f"{w}" if self.scenario.tick_s == 1 else f"{w:.{2 if w < 100 else 0}f}"
+                         for w in (self.p50_s, self.p99_s, self.max_s))
         return (
             f"{label:<14}{p50:>9}s{p99:>6}s{top:>6}s{self.late_fraction:>9.1%}"
             f"{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}"
