@@ -146,11 +146,12 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         youngest = rule.victim == "youngest"
         wake = preempts and min_run > 0  # a job coming of age may be evicted: visit that instant
     else:
-        from .protocol import Board, Request
+        from .protocol import Board
 
         decide_fn, every_tick, wake = rule.decide, sc.tick_s > 0, False
-        board = Board(slots, sc.preempt_cost_s)
-        requests: list = [Request(B + j, to_s(a)) for j, a in enumerate(seen)]  # as a scheduler sees them
+        board = Board(slots, sc.preempt_cost_s)  # what the scheduler sees, kept beside the loop's own state
+        for s in stream.batch_service_s:
+            board.add_batch(s, 0)
 
     waiting: deque[int] = deque()  # interactive requests (indices into the stream), oldest first
     queue = deque((i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))
@@ -181,6 +182,8 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         # 1. Arrivals join the interactive queue.
         while i < n_arrivals and seen[i] <= t:
             waiting.append(i)
+            if not builtin:
+                board.add_request(to_s(seen[i]))  # its id is B + i
             i += 1
         # 2. Completions free their slots (an evicted job's old end is skipped).
         while ends and ends[0][0] <= t:
@@ -188,6 +191,8 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             job = running.get(job_id)
             if job is not None and job[END] == end:
                 del running[job_id]
+                if not builtin:
+                    board.finish([job_id])
                 if job[KIND] is BATCH:
                     n_batch -= 1
                     done += 1
@@ -200,7 +205,8 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         free = slots - len(running)
         evict: list = []
         if not builtin:
-            evict, start_ids = _ask(decide_fn, board, t, to_s, B + i, requests, waiting, queue, running)
+            evicted, started = board.apply(to_s(t), decide_fn(board.observe(to_s(t))))  # checks the rules
+            evict = [running[job.id] for job in evicted]
         elif preempts and len(waiting) > free and n_batch > floor:  # evict for the requests that wait
             evict = victims(running, t, min(len(waiting) - free, n_batch - floor), youngest, min_run, aging)
         for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
@@ -212,7 +218,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
 
         start: list = []
         if not builtin:
-            start = _take(start_ids, B, waiting, queue)
+            start = [_take(job.id - B, waiting) if job.kind == INTERACTIVE else _take(job.id, queue) for job in started]
         elif fifo:  # one queue in submission order: the backlog came first
             while free and queue:
                 start.append(queue.popleft())
@@ -289,39 +295,10 @@ def victims(running: dict, t, take: int, youngest: bool, min_run, aging) -> list
     return found[:take]
 
 
-def _ask(decide_fn, board, t, to_s, next_id: int, requests: list, waiting: deque, queue: deque,
-         running: dict) -> tuple[list, list]:
-    """Show a student's scheduler the pool (times in seconds) and check its decision.
-
-    Returns the running records to evict and the ids to start, in order.
-    Raises :class:`~lanes.pool.protocol.DecisionError` naming the rule a
-    decision breaks.
-    """
-    from .protocol import QueuedBatch, Running
-
-    board.load(
-        [requests[j] for j in waiting],
-        [QueuedBatch(i, to_s(left), to_s(waited), to_s(since)) for i, left, waited, since in queue],
-        [Running(r[ID], r[KIND], to_s(r[START]), to_s(r[WAITED]), to_s(r[END]) if r[KIND] is BATCH else None)
-         for r in running.values()],
-        next_id,
-    )
-    now = to_s(t)
-    decision = decide_fn(board.observe(now))
-    board.check(now, decision)
-    return [running[i] for i in decision.evict], list(decision.start)
-
-
-def _take(ids: list, B: int, waiting: deque, queue: deque) -> list:
-    """Take the checked ids out of their queues: request indices and batch records, in order."""
-    queued = {q[0]: q for q in queue}
-    start: list = []
-    for i in ids:
-        job = queued.get(i)
-        if job is None:  # a waiting request (the check found it there)
-            waiting.remove(i - B)
-            start.append(i - B)
-        else:
-            queue.remove(job)
-            start.append(job)
-    return start
+def _take(key: int, queue: deque) -> int | tuple:
+    """Remove and return what ``key`` names in ``queue``: a request index in ``waiting``, a batch job's id in ``queue``."""
+    for k, item in enumerate(queue):
+        if item == key or (type(item) is tuple and item[0] == key):
+            del queue[k]
+            return item
+    raise AssertionError(f"job {key} is not queued")  # the board checked it was

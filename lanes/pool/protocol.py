@@ -300,20 +300,6 @@ class Board:
             self.n_batch -= sum(1 for job in done if job.kind == BATCH)
         return done
 
-    def load(self, waiting, batch_queue, running, next_id: int) -> None:
-        """Set the board to these records (how the simulator shows a scheduler its pool).
-
-        ``waiting``, ``batch_queue`` and ``running`` are :class:`Request`,
-        :class:`QueuedBatch` and :class:`Running` records in queue and slot
-        order; ``next_id`` is the id the next arrival will get.
-        """
-        self.waiting, self.batch_queue = deque(waiting), deque(batch_queue)
-        self._waiting_ids = {r.id: r for r in self.waiting}
-        self._queued_ids = {q.id: q for q in self.batch_queue}
-        self._running_ids = {r.id: r for r in running}
-        self.n_batch = sum(1 for r in self._running_ids.values() if r.kind == BATCH)
-        self.next_id = next_id
-
     def observe(self, t: int) -> Observation:
         """What a scheduler sees now (read-only views, no copies)."""
         running = self._running_ids
