@@ -51,7 +51,7 @@ class TestPolicyFileCli:
 
         assert main(["table", "--policy-file", str(EXAMPLES / f"{name}.py")]) == 0
         mine = capsys.readouterr().out.splitlines()
-        assert main(["table", "--policies", spec, "--jobs", "1"]) == 0
+        assert main(["table", "--policies", spec]) == 0
         builtin = capsys.readouterr().out.splitlines()
         assert mine == builtin and len(mine) == 4
 
