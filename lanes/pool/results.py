@@ -140,42 +140,29 @@ class SlotPoolResult:
         )
 
     # --- series over the day, one entry per whole second ------------------------------
-    @cached_property
-    def _by_second(self) -> list[tuple]:
-        """For each whole second s, the log's last entry at or before s (its state after that instant)."""
-        out: list[tuple] = []
-        log, per_s = self._log, self._per_s
-        zero = (0, 0, 0, 0, 0, 0, 0)
-        k = -1
+    def _sample(self, before_next: bool) -> list[tuple]:
+        """The log's entry in force at each whole second s: the last one at or before s (or, with
+        ``before_next``, before s + 1, to count what happened during the second)."""
+        log, per_s, out, k = self._log, self._per_s, [], -1
         for s in range(self.scenario.ticks):
-            while k + 1 < len(log) and log[k + 1][0] <= s * per_s:
+            while k + 1 < len(log) and (log[k + 1][0] < (s + 1) * per_s if before_next else log[k + 1][0] <= s * per_s):
                 k += 1
-            out.append(log[k] if k >= 0 else zero)
-        return out
-
-    def _at_end_of_second(self, column: int) -> list[int]:
-        """Cumulative column ``column`` of the log at the end of each whole second."""
-        log, per_s = self._log, self._per_s
-        out, k = [], -1
-        for s in range(self.scenario.ticks):
-            while k + 1 < len(log) and log[k + 1][0] < (s + 1) * per_s:
-                k += 1
-            out.append(log[k][column] if k >= 0 else 0)
+            out.append(log[k] if k >= 0 else (0,) * 7)
         return out
 
     def _per_second(self, column: int) -> tuple[int, ...]:
-        totals = self._at_end_of_second(column)
+        totals = [e[column] for e in self._sample(True)]
         return tuple(b - a for a, b in zip([0, *totals], totals))
 
     @cached_property
     def busy_interactive(self) -> tuple[int, ...]:
         """Slots held by interactive requests at each whole second, after that instant's decision."""
-        return tuple(e[1] for e in self._by_second)
+        return tuple(e[1] for e in self._sample(False))
 
     @cached_property
     def busy_batch(self) -> tuple[int, ...]:
         """Slots held by batch jobs at each whole second, after that instant's decision."""
-        return tuple(e[2] for e in self._by_second)
+        return tuple(e[2] for e in self._sample(False))
 
     @cached_property
     def batch_done_per_tick(self) -> tuple[int, ...]:
@@ -195,7 +182,7 @@ class SlotPoolResult:
     @cached_property
     def batch_done_cumulative(self) -> tuple[int, ...]:
         """Batch jobs completed by the end of each second."""
-        return tuple(self._at_end_of_second(3))
+        return tuple(e[3] for e in self._sample(True))
 
     @property
     def interactive_done(self) -> int:
