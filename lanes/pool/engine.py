@@ -38,9 +38,8 @@ from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import PolicyTable, SlotPoolResult
 from .scenario import Scenario
 
-# Fields of a running job's record: [id, kind, start, waited, end] (times in clock units).
-ID, KIND, START, WAITED, END = range(5)
-INTERACTIVE, BATCH = "interactive", "batch"  # the kinds, as lanes.pool.protocol names them
+# Fields of a running batch job's record: [id, start, waited, end] (times in clock units).
+ID, START, WAITED, END = range(4)
 
 
 def simulate(
@@ -154,13 +153,14 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             board.add_batch(s, 0)
 
     waiting: deque[int] = deque()  # interactive requests (indices into the stream), oldest first
-    queue = deque((i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))
-    running: dict[int, list] = {}  # id -> [id, kind, start, waited, end], in the order they took slots
-    ends: list[tuple] = []  # heap of (end, id)
-    wakes: list = []  # heap of instants a batch job has run min_run
+    queue = deque((i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))  # (id, left, waited, since)
+    batch: dict[int, list] = {}  # running batch jobs, id -> [id, start, waited, end], in the order they took slots
+    n_inter = 0  # running interactive requests
+    ends: dict = {}  # instant -> ids of the jobs whose slot time ends then (requests: B + index)
+    instants: list = []  # heap of the instants in ``ends``, and of those a batch job comes of age (min_run)
     waits = [-1] * n_arrivals  # each request's wait, clock units (-1: never admitted)
     log: list[tuple] = []  # per instant: (t, interactive busy, batch busy, batch done, evicted, batch started, interactive done)
-    n_batch = done = evicted_total = batch_started = inter_done = 0
+    done = evicted_total = batch_started = inter_done = 0
     area = 0  # busy slots x clock units
     last = t = 0
     i = 0  # next arrival
@@ -168,15 +168,13 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         # The next instant: an arrival, a completion, a job coming of age (or, for a student's scheduler, the next tick).
         if log:
             t = seen[i] if i < n_arrivals else end_of_day
-            if ends and ends[0][0] < t:
-                t = ends[0][0]
-            if wakes and wakes[0] < t:
-                t = wakes[0]
+            if instants and instants[0] < t:
+                t = instants[0]
             if not builtin and every_tick and last + 1 < t:
                 t = last + 1
             if t >= end_of_day:
                 break
-        area += len(running) * (t - last)
+        area += (n_inter + len(batch)) * (t - last)
         last = t
 
         # 1. Arrivals join the interactive queue.
@@ -185,40 +183,39 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             if not builtin:
                 board.add_request(to_s(seen[i]))  # its id is B + i
             i += 1
-        # 2. Completions free their slots (an evicted job's old end is skipped).
-        while ends and ends[0][0] <= t:
-            end, job_id = heappop(ends)
-            job = running.get(job_id)
-            if job is not None and job[END] == end:
-                del running[job_id]
-                if not builtin:
-                    board.finish([job_id])
-                if job[KIND] is BATCH:
-                    n_batch -= 1
-                    done += 1
-                else:
-                    inter_done += 1
-        while wakes and wakes[0] <= t:
-            heappop(wakes)
+        # 2. Completions free their slots (an evicted batch job's old end is skipped).
+        while instants and instants[0] <= t:
+            heappop(instants)
+        finished = []
+        for job_id in ends.pop(t, ()):
+            if job_id >= B:
+                n_inter -= 1
+                inter_done += 1
+                finished.append(job_id)
+            elif (job := batch.get(job_id)) is not None and job[END] == t:
+                del batch[job_id]
+                done += 1
+                finished.append(job_id)
+        if finished and not builtin:
+            board.finish(finished)
 
         # 3. The decision, and 4. carrying it out: evictions first, then starts in order.
-        free = slots - len(running)
+        free = slots - n_inter - len(batch)
         evict: list = []
         if not builtin:
             evicted, started = board.apply(to_s(t), decide_fn(board.observe(to_s(t))))  # checks the rules
-            evict = [running[job.id] for job in evicted]
-        elif preempts and len(waiting) > free and n_batch > floor:  # evict for the requests that wait
-            evict = victims(running, t, min(len(waiting) - free, n_batch - floor), youngest, min_run, aging)
+            evict = [batch[job.id] for job in evicted]
+        elif preempts and len(waiting) > free and len(batch) > floor:  # evict for the requests that wait
+            evict = victims(batch, t, min(len(waiting) - free, len(batch) - floor), youngest, min_run, aging)
         for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
-            del running[job[ID]]
+            del batch[job[ID]]
             queue.appendleft((job[ID], job[END] - t + cost, job[WAITED], t))
-        n_batch -= len(evict)
         evicted_total += len(evict)
         free += len(evict)
 
         start: list = []
         if not builtin:
-            start = [_take(job.id - B, waiting) if job.kind == INTERACTIVE else _take(job.id, queue) for job in started]
+            start = [_take(job.id - B, waiting) if job.kind == "interactive" else _take(job.id, queue) for job in started]
         elif fifo:  # one queue in submission order: the backlog came first
             while free and queue:
                 start.append(queue.popleft())
@@ -228,13 +225,13 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
                 free -= 1
         else:  # interactive first (leaving batch its floor while it has work), then batch above the reserve
             room = free
-            if floor and (queue or n_batch):
-                room = min(free, slots - floor - (len(running) - n_batch))
+            if floor and (queue or batch):
+                room = min(free, slots - floor - n_inter)
             while room > 0 and waiting:
                 start.append(waiting.popleft())
                 room -= 1
                 free -= 1
-            nb = n_batch
+            nb = len(batch)
             while free and queue and (free > reserve or nb < floor):
                 start.append(queue.popleft())
                 free -= 1
@@ -242,20 +239,24 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         for job in start:
             if type(job) is int:  # an interactive request
                 waits[job] = t - seen[job]
-                running[B + job] = [B + job, INTERACTIVE, t, waits[job], t + hold[job]]
-                heappush(ends, (t + hold[job], B + job))
+                n_inter += 1
+                job_id, end = B + job, t + hold[job]
             else:  # a batch job: (id, left, waited, since), in clock units
                 job_id, left, waited, since = job
-                running[job_id] = [job_id, BATCH, t, waited + t - since, t + left]
-                heappush(ends, (t + left, job_id))
-                n_batch += 1
+                end = t + left
+                batch[job_id] = [job_id, t, waited + t - since, end]
                 batch_started += 1
                 if wake:
-                    heappush(wakes, t + min_run)
+                    heappush(instants, t + min_run)
+            if end in ends:
+                ends[end].append(job_id)
+            else:
+                ends[end] = [job_id]
+                heappush(instants, end)
 
         # 5. Count.
-        log.append((t, len(running) - n_batch, n_batch, done, evicted_total, batch_started, inter_done))
-    area += len(running) * (end_of_day - last)
+        log.append((t, n_inter, len(batch), done, evicted_total, batch_started, inter_done))
+    area += (n_inter + len(batch)) * (end_of_day - last)
 
     return SlotPoolResult.from_run(
         scenario=sc,
@@ -271,7 +272,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     )
 
 
-def victims(running: dict, t, take: int, youngest: bool, min_run, aging) -> list:
+def victims(batch: dict, t, take: int, youngest: bool, min_run, aging) -> list:
     """The ``take`` running batch jobs a built-in policy evicts first, of those it may evict.
 
     A job may be evicted once it has run ``min_run`` and unless it waited more
@@ -280,12 +281,12 @@ def victims(running: dict, t, take: int, youngest: bool, min_run, aging) -> list
     else the job with the most work left; ties go in the order jobs took slots.
     """
     def ok(job: list) -> bool:
-        return job[KIND] is BATCH and t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+        return t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
 
     if not youngest:
-        return sorted(filter(ok, running.values()), key=lambda job: -job[END])[:take]
+        return sorted(filter(ok, batch.values()), key=lambda job: -job[END])[:take]
     found: list = []  # the youngest first: walk back from the latest start, a whole start group at a time
-    for job in reversed(running.values()):
+    for job in reversed(batch.values()):
         if ok(job):
             if len(found) >= take and job[START] != found[-1][START]:
                 break
