@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from itertools import accumulate
 
 from .. import _checks
 from .scenario import Scenario
@@ -86,12 +87,15 @@ class ArrivalStream:
     arrival_offset_s : tuple of float
         Where each arrival falls inside its second, in [0, 1), non-decreasing
         within a second.  Only clocks finer than one second read it.
+    seconds : int
+        The window drawn for, whole seconds (0: up to the last arrival).
     """
 
     batch_service_s: tuple[int, ...]
     arrival_tick: tuple[int, ...]
     inter_service_s: tuple[int, ...]
     arrival_offset_s: tuple[float, ...]
+    seconds: int = 0
 
     def __post_init__(self) -> None:
         n = len(self.arrival_tick)
@@ -105,6 +109,19 @@ class ArrivalStream:
     def n_arrivals(self) -> int:
         """Interactive requests that arrive in the window."""
         return len(self.arrival_tick)
+
+    @cached_property
+    def zero_wait_busy(self) -> tuple[int, ...]:
+        """Interactive requests in slots at each second if every one got a slot on arrival.
+
+        One entry per second of the window (and on to the last such request's end).
+        """
+        n = max([self.seconds, *(t + s + 1 for t, s in zip(self.arrival_tick, self.inter_service_s))])
+        change = [0] * (n + 1)
+        for t, s in zip(self.arrival_tick, self.inter_service_s):
+            change[t] += 1
+            change[t + s] -= 1
+        return tuple(accumulate(change[:n]))
 
 
 def draw_stream(scenario: Scenario) -> ArrivalStream:
@@ -139,7 +156,7 @@ def _draw(seed, seconds, backlog, batch_service_s, inter_service_s, trough_rate,
         if k:
             when += [t] * k
             holds += [randint(*inter_service_s) for _ in range(k)]
-    return ArrivalStream(jobs, tuple(when), tuple(holds), _offsets(f"offsets {seed}", when))
+    return ArrivalStream(jobs, tuple(when), tuple(holds), _offsets(f"offsets {seed}", when), seconds)
 
 
 def _offsets(seed: str, when: list[int]) -> tuple[float, ...]:

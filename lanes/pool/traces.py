@@ -492,7 +492,7 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     lo, hi = scenario.batch_service_s
     backlog = tuple(rng.randint(lo, hi) for _ in range(scenario.backlog))
     when = tuple(int(t) for t in trace.arrival_s)
-    return ArrivalStream(backlog, when, tuple(holds), tuple(t - w for t, w in zip(trace.arrival_s, when)))
+    return ArrivalStream(backlog, when, tuple(holds), tuple(t - w for t, w in zip(trace.arrival_s, when)), scenario.ticks)
 
 
 def reference_draws(stream: ArrivalStream, ticks: int) -> tuple[list[int], list[list[int]]]:
