@@ -206,7 +206,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             evicted, started = board.apply(to_s(t), decide_fn(board.observe(to_s(t))))  # checks the rules
             evict = [batch[job.id] for job in evicted]
         elif preempts and len(waiting) > free and len(batch) > floor:  # evict for the requests that wait
-            evict = victims(batch, t, min(len(waiting) - free, len(batch) - floor), youngest, min_run, aging)
+            evict = _victims(batch, t, min(len(waiting) - free, len(batch) - floor), youngest, min_run, aging)
         for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
             del batch[job[ID]]
             queue.appendleft((job[ID], job[END] - t + cost, job[WAITED], t))
@@ -272,7 +272,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     )
 
 
-def victims(batch: dict, t, take: int, youngest: bool, min_run, aging) -> list:
+def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging) -> list:
     """The ``take`` running batch jobs a built-in policy evicts first, of those it may evict.
 
     A job may be evicted once it has run ``min_run`` and unless it waited more
