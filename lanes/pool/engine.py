@@ -9,7 +9,7 @@ order:
 2. **Completions**: jobs whose slot time is up leave their slots.
 3. **Decision**: the policy chooses running batch jobs to evict and waiting
    jobs to start.  A built-in policy (:class:`~lanes.pool.policies.Policy`)
-   applies its rule (:func:`decide`); any other scheduler is shown an
+   applies its rule, written out in the loop; any other scheduler is shown an
    :class:`~lanes.pool.protocol.Observation` and asked, and its decision is
    checked against the interface's rules (:mod:`lanes.pool.protocol`).
 4. **Carry out**: evicted jobs go back to the head of the batch queue and
