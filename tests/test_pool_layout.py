@@ -14,7 +14,8 @@ from pathlib import Path
 import lanes
 
 PACKAGE = Path(lanes.__file__).parent
-#: Most lines of the package one run of the pool may load (the brief of the slot-pool core).
+#: Most lines of the package one run of the pool may load: 1,444 with the one loop (2,668
+#: before it); the issue aims at 1,000, which this does not reach yet.
 CORE_LINES = 1500
 #: Cycles and private imports outside the slot pool and the entry points, left to their owners' parts.
 ELSEWHERE = ("lanes.engine", "lanes.lane", "lanes.exercises")
