@@ -61,8 +61,10 @@ def poisson_count(lam: float, u: float) -> int:
 
     Adds the probabilities of 0, 1, 2, ... arrivals until the sum reaches ``u``.
     """
-    lam = _checks.number("lam", lam, lo=0)
-    u = _checks.number("u", u)
+    return _poisson(_checks.number("lam", lam, lo=0), _checks.number("u", u))
+
+
+def _poisson(lam: float, u: float) -> int:
     k = 0
     term = total = math.exp(-lam)
     while u > total and k < MAX_POISSON_TERMS:
@@ -143,16 +145,8 @@ def _draw(seed, seconds, backlog, batch_service_s, inter_service_s, trough_rate,
     jobs = tuple(randint(*batch_service_s) for _ in range(backlog))
     when: list[int] = []
     holds: list[int] = []
-    exp, cos, tau, span = math.exp, math.cos, 2 * math.pi, peak_rate - trough_rate
     for t in range(seconds):
-        lam = trough_rate + span * (1 - cos(tau * t / seconds)) / 2
-        u = uniform()
-        k = 0
-        term = total = exp(-lam)
-        while u > total and k < MAX_POISSON_TERMS:  # as poisson_count, inlined: it runs once a second
-            k += 1
-            term *= lam / k
-            total += term
+        k = _poisson(_rate(trough_rate, peak_rate, seconds, t), uniform())
         if k:
             when += [t] * k
             holds += [randint(*inter_service_s) for _ in range(k)]

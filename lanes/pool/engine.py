@@ -34,7 +34,7 @@ from typing import Any
 
 from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
-from .policies import DEFAULT_POLICIES, Policy, parse_policy
+from .policies import DEFAULT_POLICIES, Policy, parse_policies, parse_policy
 from .results import PolicyTable, SlotPoolResult
 from .scenario import Scenario
 
@@ -83,7 +83,7 @@ def run_table(
     """
     scenario = _scenario(scenario)
     if isinstance(policies, str):
-        policies = [p for p in (s.strip() for s in policies.split(",")) if p]
+        policies = parse_policies(policies)
     items = _checks.sequence("policies", policies, what="policy specs", min_len=1)
     rules = [_policy(p, extensions, scenario) for p in items]
     stream = _stream(scenario, stream)
