@@ -66,6 +66,8 @@ class TestLittlesLaw:
         assert (budget.idle_peak, budget.idle_trough) == (24, 48)
         assert (text["busy_peak"], text["busy_trough"]) == (40, 16)
         assert (text["idle_peak"], text["idle_trough"]) == (24, 48)
+        # "fewer slots at midday and many more in the quiet hours"
+        assert text["idle_peak_vs_trough"] == -text["idle_trough_vs_peak"] == 24 - 48
         assert (text["slots"], text["hold_s"], text["peak_rate"], text["trough_rate"]) == (64, 8, 5, 2)
 
     def test_holding_times_are_uniform_not_exponential(self, free_runs):

@@ -189,6 +189,9 @@ class TestOneSlotInClosedForm:
             assert (text[f"one_sim{key}_lo_s"], text[f"one_sim{key}_hi_s"]) == pytest.approx((min(sim), max(sim)))
             assert min(sim) <= formula <= max(sim) * 1.01  # the 1 s tick rounds waits a little down
         assert text["one_formula_short_s"] < text["one_formula_s"] / 3
+        # "{{one_residual_share}} of it is the batch job's mean residual life": most of it
+        assert text["one_residual_share"] == pytest.approx(text["one_residual_s"] / text["one_formula_s"])
+        assert text["one_residual_share"] > 0.5
 
     def test_preemptive_resume_leaves_users_their_own_wait_only(self, text):
         from lanes.pool import theory

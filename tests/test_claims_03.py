@@ -118,6 +118,7 @@ class TestAcrossTenSeeds:
         assert (min(per_seed), max(per_seed)) == (text["r_low"], text["r_high"]) == (14, 17)
         assert text["r_all"] == 17
         assert text["r_anchor"] < statistics.median(per_seed)  # seed 3 is an easy day
+        assert text["anchor_vs_median_r"] == text["r_anchor"] - statistics.median(per_seed)
 
     def test_band_entirely_at_target_only_from_r_all(self, grid, text):
         high = grid.groupby("reserve").p99_s.max()

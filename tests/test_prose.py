@@ -139,6 +139,7 @@ PHRASES = {
         "it sizes R for the typical worst window": "what the rule of thumb sizes for (its definition)",
         "the shorter jobs": "the name of the chunked job class (15 to 45 s, a parameter)",
         "the best seed with the original jobs": "the maximum over seeds, computed",
+        "than most seeds do": Q,
         "a random moment falls in a long job more often than in a short one": PARADOX,
         "Shorter batch jobs drain sooner": "a shorter job ends sooner (a definition)",
     },
