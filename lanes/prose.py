@@ -468,7 +468,7 @@ def check_bounds(nb: Mapping[str, Any], thresholds: Iterable[str] = ()) -> list[
 
     ``thresholds`` names values that are themselves the bound of a claim about
     *another* quantity (a target such as "a p99 of at most {{target_s}} s", a
-    definition such as "late when it waits more than {{late_after}} s"); for
+    definition such as "late when it waits more than {{late_after_s}} s"); for
     those the check is that the prose shows them exactly, unrounded.
     """
     thresholds = set(thresholds)
