@@ -348,11 +348,18 @@ BOUND_AFTER = {
     "or better": ">=", "or more": ">=", "or above": ">=", "or higher": ">=",
     "or less": "<=", "or fewer": "<=", "or below": "<=", "or lower": "<=",
 }
+
+
+def _phrase_re(phrase: str) -> str:
+    """``phrase`` as a pattern whose words may be split by any whitespace (a line break)."""
+    return r"\s+".join(re.escape(word) for word in phrase.split())
+
+
 _BEFORE_RE = re.compile(
-    r"(?i)\b(" + "|".join(sorted((re.escape(k) for k in BOUND_BEFORE), key=len, reverse=True))
+    r"(?i)\b(" + "|".join(sorted((_phrase_re(k) for k in BOUND_BEFORE), key=len, reverse=True))
     + r")\s*[*_($~]*\s*$")
 _AFTER_RE = re.compile(
-    r"(?i)^[^\s{}]{0,4}(?:\s+[A-Za-z-]+)?\s+(" + "|".join(re.escape(k) for k in BOUND_AFTER) + r")\b")
+    r"(?i)^[^\s{}]{0,4}(?:\s+[A-Za-z-]+)?\s+(" + "|".join(_phrase_re(k) for k in BOUND_AFTER) + r")\b")
 # "over {{n}} seeds" spreads over a count; it claims no bound
 _COUNT_AFTER_RE = re.compile(r"(?i)^\s*(seeds|runs|draws|steps|trials|calls|batches)\b")
 # "never drops below", "in no bin ... more than": the bound is negated
@@ -461,7 +468,7 @@ def check_bounds(nb: Mapping[str, Any], thresholds: Iterable[str] = ()) -> list[
 
     ``thresholds`` names values that are themselves the bound of a claim about
     *another* quantity (a target such as "a p99 of at most {{target_s}} s", a
-    definition such as "late when it waits more than {{late_after}} s"); for
+    definition such as "late when it waits more than {{late_after_s}} s"); for
     those the check is that the prose shows them exactly, unrounded.
     """
     thresholds = set(thresholds)

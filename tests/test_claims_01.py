@@ -66,6 +66,8 @@ class TestLittlesLaw:
         assert (budget.idle_peak, budget.idle_trough) == (24, 48)
         assert (text["busy_peak"], text["busy_trough"]) == (40, 16)
         assert (text["idle_peak"], text["idle_trough"]) == (24, 48)
+        # "fewer slots at midday and many more in the quiet hours"
+        assert text["idle_peak_vs_trough"] == -text["idle_trough_vs_peak"] == 24 - 48
         assert (text["slots"], text["hold_s"], text["peak_rate"], text["trough_rate"]) == (64, 8, 5, 2)
 
     def test_holding_times_are_uniform_not_exponential(self, free_runs):
@@ -82,6 +84,10 @@ class TestLittlesLaw:
         gap = max(abs(m - p) for m, p in zip(measured, predicted))
         assert gap == pytest.approx(text["bin_gap_max"])
         assert gap < 3  # small next to a curve that climbs from 16 to 40
+        top = max(range(len(predicted)), key=predicted.__getitem__)
+        rise, fall = measured[top] - measured[0], measured[-1] - measured[top]
+        assert (rise, fall) == pytest.approx((text["busy_rise"], text["busy_fall"]))
+        assert rise > 10 and fall < -10  # "they rise ... and fall back"
         assert text["n_arrivals"] == run.n_arrivals
 
     def test_hour_by_hour_the_two_sides_differ_a_little(self, free_runs):
@@ -117,6 +123,8 @@ class TestBursts:
         shares = [sum(b >= 50 for b in peak_hour(r)) / 3600 for r in free_runs.values()]
         assert (min(shares), max(shares)) == pytest.approx((text["burst_share_low"], text["burst_share_high"]))
         assert all(0 < s < text["p_burst"] for s in shares)
+        assert text["burst_share_vs_model"] == pytest.approx(max(shares) - text["p_burst"])
+        assert -0.01 < text["burst_share_vs_model"] < 0  # "a little less than the model"
 
 
 class TestMisconceptionAverageIsNotAGuarantee:
@@ -144,6 +152,7 @@ class TestPeakRateTable:
         p6 = littles.poisson_tail(littles.busy_slots(6, HOLD_S), SC.slots + 1)
         assert (p5, p6) == pytest.approx((text["p_over_5"], text["p_over_6"]))
         assert p6 > 10 * p5
+        assert text["p_over_6_vs_5"] == pytest.approx(p6 - p5) and p6 - p5 > 0  # "it rises to"
         assert text["idle_at_6"] == SC.slots - 6 * HOLD_S == 16
 
 
@@ -174,6 +183,9 @@ class TestErlangC:
         assert text["pwait_ratio_6"] == pytest.approx(ratio) and 1 < ratio < 1.2
         # most of the naive 1.6x is the off-by-one: the remainder is under a quarter of it
         assert ratio - 1 < (text["pwait_ratio_6_off"] - 1) / 4
+        off = text["pwait_ratio_6_off"]
+        assert text["pwait_gap_offbyone"] == pytest.approx((off - ratio) / (off - 1))
+        assert text["pwait_gap_offbyone"] > 0.5  # the off-by-one makes most of the gap
 
     def test_slots_for_one_percent_and_the_sqrt_rule(self, text):
         from lanes.pool import erlang

@@ -47,7 +47,7 @@ def test_every_glued_name_in_the_text_is_computed(text):
 def test_setting(text):
     assert SC.seed == 3  # the text calls the anchor draw 'seed 3'
     assert (text["backlog"], text["batch_lo_s"], text["batch_hi_s"]) == (SC.backlog, *SC.batch_service_s)
-    assert text["late_after"] == lanes.LATE_AFTER_S == 2
+    assert text["late_after_s"] == lanes.LATE_AFTER_S == 2
     budget = littles.slot_budget(SC.slots, SC.trough_rate, SC.peak_rate, 8)
     assert (text["idle_peak"], text["idle_trough"]) == (budget.idle_peak, budget.idle_trough)
 
@@ -58,6 +58,7 @@ class TestMisconceptionPriorityMeansNoWait:
         assert (prio.p50_s, prio.p99_s) == (text["prio_p50_s"], text["prio_p99_s"]) == (2, 22)
         assert prio.late_fraction == pytest.approx(text["prio_late"])
         assert prio.p99_s > 10 * prio.p50_s  # the median is repaired, the tail is not
+        assert text["fifo_p50_gain_s"] == prio.p50_s - fifo.p50_s < 0  # "fifo is far worse"
         assert fifo.p50_s / 3600 == pytest.approx(text["fifo_p50_h"]) and fifo.p50_s > 4 * 3600
 
     def test_priority_leaves_users_waiting_on_every_seed(self, runs, text):
@@ -72,7 +73,8 @@ class TestMisconceptionPriorityMeansNoWait:
 
     def test_fifo_makes_users_wait_hours_and_finishes_the_backlog(self, runs, text):
         fifo = runs[runs.policy == "fifo"]
-        assert fifo.p50_s.min() / 3600 == pytest.approx(text["fifo_p50_low_h"]) and fifo.p50_s.min() > 4 * 3600
+        assert sorted(fifo.p50_s / 3600) == pytest.approx(sorted(text["fifo_p50_seeds_h"]))
+        assert fifo.p50_s.min() > 4 * 3600
         assert (fifo.late_fraction == 1).all()
         assert (fifo.batch_done == SC.backlog).all()
 
@@ -106,6 +108,7 @@ class TestWhenUsersWait:
         assert medians[0] == text["band_first_median_s"]
         assert max(medians[1:]) == text["band_later_median_max_s"]
         assert medians[0] > 2 * max(medians[1:])
+        assert text["band_first_ratio"] == pytest.approx(medians[0] / max(medians[1:]))
         low = min(min(row) for row in table)
         assert low == text["band_low_min_s"] and low > 2 * lanes.LATE_AFTER_S
 
@@ -117,6 +120,8 @@ class TestWhenUsersWait:
             peak_later += peak["late"] > first["late"]
         assert (first_worse, peak_later) == (text["first_worse"], text["peak_later"])
         assert first_worse >= len(SEEDS) - 1 and peak_later == len(SEEDS)
+        # "around the peak, more users compete"
+        assert text["peak_minus_trough_rate"] == SC.peak_rate - SC.trough_rate > 0
 
     def test_batch_holds_almost_every_slot_at_the_start(self, anchor, text):
         r = anchor["priority"]
@@ -171,6 +176,7 @@ class TestOneSlotInClosedForm:
 
         assert text["one_residual_s"] == JobClass.uniform(0, *SC.batch_service_s).residual_s == 65
         assert text["one_residual_short_s"] == 65 / 4
+        assert text["one_residual_change_s"] == 65 / 4 - 65  # "the residual falls to a quarter"
         assert text["mean_batch_s"] / 2 < text["one_residual_s"]
 
     def test_cobham_lies_inside_the_simulated_range_for_both_job_lengths(self, waits, text):
@@ -184,6 +190,9 @@ class TestOneSlotInClosedForm:
             assert (text[f"one_sim{key}_lo_s"], text[f"one_sim{key}_hi_s"]) == pytest.approx((min(sim), max(sim)))
             assert min(sim) <= formula <= max(sim) * 1.01  # the 1 s tick rounds waits a little down
         assert text["one_formula_short_s"] < text["one_formula_s"] / 3
+        # "{{one_residual_share}} of it is the batch job's mean residual life": most of it
+        assert text["one_residual_share"] == pytest.approx(text["one_residual_s"] / text["one_formula_s"])
+        assert text["one_residual_share"] > 0.5
 
     def test_preemptive_resume_leaves_users_their_own_wait_only(self, text):
         from lanes.pool import theory

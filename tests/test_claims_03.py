@@ -118,6 +118,7 @@ class TestAcrossTenSeeds:
         assert (min(per_seed), max(per_seed)) == (text["r_low"], text["r_high"]) == (14, 17)
         assert text["r_all"] == 17
         assert text["r_anchor"] < statistics.median(per_seed)  # seed 3 is an easy day
+        assert text["anchor_vs_median_r"] == text["r_anchor"] - statistics.median(per_seed)
 
     def test_band_entirely_at_target_only_from_r_all(self, grid, text):
         high = grid.groupby("reserve").p99_s.max()
@@ -143,6 +144,7 @@ class TestRuleOfThumb:
         assert (text["drift"], text["rule"], text["drain_s"]) == pytest.approx((drift, rule, DRAIN_S))
         assert drift < 1
         assert rule > text["r_all"]
+        assert text["rule_excess"] == rule - text["r_all"]  # "more than the"
 
 
 class TestSquareRootStaffing:
@@ -196,6 +198,7 @@ class TestSquareRootStaffing:
         c = next(c for c in range(41, 200) if erlang.mmc_wait_tail(c, load, HOLD_S, TARGET_S) <= 0.01)
         assert text["r_mmc"] == c - load == 10
         assert text["r_mmc"] < smallest_meeting(grid, "p99_s", TARGET_S).min()
+        assert text["r_mmc_vs_low"] == text["r_mmc"] - smallest_meeting(grid, "p99_s", TARGET_S).min()
 
     def test_the_folded_reveal_opens_with_the_guess_not_the_answer(self):
         cells = notebook(STEM)["cells"]
@@ -228,16 +231,18 @@ class TestChunking:
         assert (per_seed_short.min(), per_seed_short.max()) == (text["r_short_low"], text["r_short_all"])
         assert all(per_seed_short[s] < per_seed_long[s] for s in SEEDS)
         assert per_seed_short.max() < per_seed_long.min()
+        assert text["r_short_vs_long"] == per_seed_short.max() - per_seed_long.max() < 0  # "less headroom"
 
     def test_same_latency_more_work_at_the_common_r(self, grid, text):
         common = sweep_seeds([f"reserve:{text['r_short_all']}"], SEEDS, SHORT,
                              metrics=["p99_s", "util", "preempted"])
         assert (common.preempted == 0).all()  # no eviction needed
         long_util = grid[grid.reserve == text["r_all"]].util
-        assert common.p99_s.max() == text["p99_short_max_s"] <= TARGET_S
+        assert common.p99_s.max() <= TARGET_S == text["target_s"]  # "every seed's p99 within the target"
         assert common.util.min() == pytest.approx(text["util_short_low"])
         assert long_util.max() == pytest.approx(text["util_long_high"])
         assert common.util.min() > long_util.max()
+        assert text["util_short_vs_long"] == pytest.approx(common.util.min() - long_util.max())
 
     def test_mean_residual_life_of_the_two_job_lengths(self, text):
         from lanes.pool.theory import JobClass
@@ -252,6 +257,7 @@ class TestChunking:
         rule_short = littles.headroom_slots(SC.peak_rate * HOLD_S, HOLD_S, 30, drift_per_s=slope * HOLD_S)
         assert rule_short == text["rule_short"] < text["rule"]
         assert rule_short / text["r_short_all"] > text["rule"] / text["r_all"]
+        assert text["overshoot_change"] == pytest.approx(rule_short / text["r_short_all"] - text["rule"] / text["r_all"])
 
 
 class TestOccupancyPanels:

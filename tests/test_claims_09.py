@@ -52,6 +52,7 @@ class TestP99Knee:
         assert g["knee_rho"] == pytest.approx(k.rho_max)
         assert g["knee_rho_half_target"] == pytest.approx(half.rho_max) == pytest.approx(double.rho_max)
         assert half.rho_max < k.rho_max - 0.2
+        assert g["knee_half_change"] == pytest.approx(half.rho_max - k.rho_max)  # "it falls to"
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -64,6 +65,7 @@ class TestP99Knee:
         assert text["logn_sigma"] == 1.0
         assert text["logn_cv2"] == pytest.approx(math.e - 1)
         assert text["n_logn"] >= 50_000 > 10_000  # 10,000-request runs were too noisy to place the limit
+        assert text["logn_extra_requests"] == text["n_logn"] - text["n_exp"] > 0  # "needs more to settle"
 
     def test_exponential_band_straddles_the_formula_just_past_its_limit(self, text):
         k = chains.p99_knee(service_s=0.0665, p99_target_s=1.0)
@@ -192,3 +194,7 @@ class TestTenantCost:
         assert abs(fair.shares["B"] - 0.5) < 0.02
         assert rr.requests["A"] == rr.requests["B"]
         assert fair.requests["A"] > 5 * fair.requests["B"]
+        from glued_values import glued
+
+        extra = glued("09_chains_latency_and_fairness")["tc_a_extra"]
+        assert extra == fair.requests["A"] - rr.requests["A"] > 5 * rr.requests["A"]  # "many more"
