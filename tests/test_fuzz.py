@@ -78,9 +78,8 @@ EXCLUDED_MODULES = {
 
 #: Callables left out, with the reason.
 EXCLUDED = {
-    # The reference simulator's run, draw and per-tick steps are fuzzed (each refuses what is not a
-    # Pool, a Scenario or service times); its scheduling rules are methods of the schedulers in
-    # lanes.pool.schedulers (Priority.decide, .evictions, .victims), reached through reference.run.
+    # The judge's per-tick steps (lanes.pool.reference) are fuzzed: each refuses what is not a
+    # Pool, a Scenario or service times.
     "lanes.pool.reference.Pool": "the mutable state of one run, made by new_pool; every step refuses anything else",
     "lanes.pool.protocol.View": "a read-only window the Board hands a scheduler over its own queues",
     # records the models return: built by the models from validated input, not by users
@@ -191,7 +190,6 @@ BUILDERS = {
     "file": lambda content: _temp_file(content),
     "missing_file": lambda _: os.path.join(tempfile.gettempdir(), "lanes-fuzz-no-such-file.jsonl"),
     "lazy": lambda items: [_materialise(x) for x in items],
-    "scheduler": lambda spec: _imp("lanes.pool.schedulers").scheduler_for(spec),
 }
 
 
@@ -332,7 +330,6 @@ REQUIRED = {
     ]),
     "draws": st.none(),
     "decision": st.just(None),
-    "scheduler": st.sampled_from([None, Build("scheduler", "fifo")]),
     "label": st.sampled_from(["fifo", ""]),
 }
 

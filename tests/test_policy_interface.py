@@ -1,4 +1,4 @@
-"""The scheduler interface: built-ins through it equal the fast engine; the rules; policy files."""
+"""The scheduler interface: schedulers written against it equal the built-ins in the one loop; the rules; policy files."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from hypothesis import given, settings
 
 import lanes
 from lanes import Scenario, simulate
-from lanes.pool import reference
-from lanes.pool.protocol import (INTERACTIVE, RULES, Board, Decision, DecisionError, Observation, Request, Running)
-from lanes.pool.schedulers import Fifo, Priority, as_scheduler, load_policy, load_policy_file, scheduler_for
+from lanes.pool.protocol import (INTERACTIVE, RULES, Board, Decision, DecisionError, Observation, Request, Running,
+                                 load_policy, load_policy_file, student_scheduler)
 from strategies import runs, scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,28 +18,30 @@ EXAMPLES = ROOT / "examples" / "policies"
 
 
 class TestBuiltinsThroughTheInterface:
-    @settings(max_examples=60, deadline=None)
-    @given(runs())
-    def test_equal_the_fast_engine(self, run):
-        scenario, policy = run
-        scheduler = scheduler_for(policy)  # an object with decide(obs), run like a student's
-        assert reference.run(scenario, scheduler) == {**simulate(scenario, policy).row(), "policy": policy.spec}
-
-    def test_the_families(self):
-        assert type(scheduler_for("fifo")) is Fifo
-        hybrid = scheduler_for(lanes.parse_policy("hybrid:8", floor=4, aging_s=60))
-        assert hybrid == Priority(reserve=8, preempts=True, floor=4, aging_s=60, name="hybrid:8")
-
     @settings(max_examples=25, deadline=None)
     @given(scenarios(max_ticks=600))
     def test_example_files_equal_their_builtins(self, scenario):
-        draws = reference.draw(scenario)
         prio = load_policy_file(str(EXAMPLES / "priority.py"))
-        assert reference.run(scenario, prio, draws) == reference.run(scenario, lanes.parse_policy("priority"), draws)
+        row = simulate(scenario, prio).row()
+        assert row == {**simulate(scenario, "priority").row(), "policy": row["policy"]}
         if scenario.slots >= 8:
             hyb = load_policy_file(str(EXAMPLES / "hybrid.py"))
-            row = reference.run(scenario, hyb, draws)
-            assert row == {**reference.run(scenario, lanes.parse_policy("hybrid:8"), draws), "policy": row["policy"]}
+            row = simulate(scenario, hyb).row()
+            assert row == {**simulate(scenario, "hybrid:8").row(), "policy": row["policy"]}
+
+    def test_a_scheduler_at_a_finer_clock_sees_seconds_and_equals_the_builtin(self):
+        sc = Scenario(hours=0.05, slots=10, backlog=60, batch_service_s=(10, 40), tick_s=0.1)
+        times = []
+
+        def priority(obs):
+            times.append(obs.t)
+            start = [r.id for r in obs.waiting[: obs.free]]
+            start += [q.id for q in obs.batch_queue[: obs.free - len(start)]]
+            return Decision(start=start)
+
+        row = simulate(sc, priority).row()
+        assert row == {**simulate(sc, "priority").row(), "policy": "priority"}
+        assert times[:3] == [0, 0.1, 0.2] and len(times) == sc.ticks * 10
 
 
 class TestPolicyFileCli:
@@ -50,7 +51,7 @@ class TestPolicyFileCli:
 
         assert main(["table", "--policy-file", str(EXAMPLES / f"{name}.py")]) == 0
         mine = capsys.readouterr().out.splitlines()
-        assert main(["table", "--policies", spec, "--jobs", "1"]) == 0
+        assert main(["table", "--policies", spec]) == 0
         builtin = capsys.readouterr().out.splitlines()
         assert mine == builtin and len(mine) == 4
 
@@ -157,14 +158,14 @@ class TestWhatASchedulerSees:
             obs.running[0] = None
         assert obs.batch_queue[:5] == tuple(obs.batch_queue)
 
-    def test_the_reference_never_shows_the_scheduler_more(self):
+    def test_the_simulator_never_shows_the_scheduler_more(self):
         seen = []
 
         def watch(obs):
             seen.append(obs)
             return Decision()
 
-        reference.run(Scenario(hours=0.01, backlog=3, slots=2), watch)
+        simulate(Scenario(hours=0.01, backlog=3, slots=2), watch)
         assert {type(o) for o in seen} == {Observation} and len(seen) == 36
 
 
@@ -186,6 +187,8 @@ class TestLoading:
         with pytest.raises(ValueError, match=msg):
             load_policy(src)
 
-    def test_as_scheduler_refuses_junk(self):
+    def test_junk_is_refused(self):
         with pytest.raises(ValueError, match="policy must be"):
-            as_scheduler(42)
+            student_scheduler(42)
+        with pytest.raises(ValueError, match="policy must be"):
+            simulate(Scenario(hours=0.01), 42)

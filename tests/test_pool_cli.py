@@ -53,36 +53,18 @@ class TestTable:
         assert with_floor["p99"] > without["p99"]
 
 
-class TestWorkers:
-    def test_two_processes_print_what_one_prints(self):
-        one = run_cli("table", "--jobs", "1", "--hours", "1")
-        two = run_cli("table", "--jobs", "2", "--hours", "1")
-        assert one.returncode == two.returncode == 0
-        assert one.stdout == two.stdout and one.stdout.count("\n") == 10
+class TestClock:
+    def test_tick_1_is_the_anchor(self):
+        out = run_cli("table", "--tick", "1")
+        assert out.returncode == 0 and out.stdout.strip() == ANCHOR_TABLE
 
-    def test_default_is_two_unless_the_cpus_are_saturated(self, monkeypatch):
-        import os
-
-        from lanes.pool import cli as pool_cli
-
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-        monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 0.5, 0.5))
-        assert pool_cli.default_jobs() == (2 if hasattr(os, "fork") else 1)
-        monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 0.5, 0.5))
-        assert pool_cli.default_jobs() == 1
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-        monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-        assert pool_cli.default_jobs() == 1
-
-    def test_rows_in_order_for_any_number_of_policies(self):
-        from lanes import Scenario, parse_policies
-        from lanes.pool.cli import table_rows
-
-        sc = Scenario(hours=0.5)
-        for specs in ("priority", "fifo,preempt", "reserve:2,reserve:4,reserve:6,hybrid:2,preempt"):
-            pols = parse_policies(specs)
-            assert table_rows(sc, pols, jobs=2) == table_rows(sc, pols, jobs=1)
-            assert [row["policy"] for _, row in table_rows(sc, pols, jobs=2)] == specs.split(",")
+    def test_a_step_sized_clock_says_so_and_changes_the_evictions(self):
+        out = run_cli("table", "--tick", "0.02", "--hours", "1", "--policies", "preempt", "--json")
+        coarse = run_cli("table", "--hours", "1", "--policies", "preempt", "--json")
+        fine, one = json.loads(out.stdout)[0], json.loads(coarse.stdout)[0]
+        assert fine["preempted"] > 2 * one["preempted"]
+        header = run_cli("table", "--tick", "0", "--hours", "0.1", "--policies", "preempt").stdout.splitlines()[0]
+        assert header.endswith(", event-driven clock")
 
 
 class TestErrors:
@@ -93,13 +75,15 @@ class TestErrors:
             (["--policies", "reserve:80"], "reserve must be in [0, slots] (got 80, slots=64)"),
             (["--slots", "0"], "slots must be an integer >= 1 (got 0)"),
             (["--slots", "many"], "argument --slots: must be an integer (got 'many')"),
-            (["--hours", "-1"], "hours must be a number in (0, 8760] (got -1.0)"),
+            (["--hours", "-1"], "hours must be a number > 0 (got -1.0)"),
+            (["--hours", "8760"], "hours must be at most 168 (a week) (got 8760.0)"),
+            (["--tick", "0.3"], "tick_s must be 0 (event-driven) or divide one second"),
+            (["--tick", "soon"], "argument --tick: must be a number (got 'soon')"),
             (["--backlog", "-5"], "backlog must be an integer in [0, 10000000] (got -5)"),
             (["--batch-service", "90", "30"], "batch_service_s must have lo <= hi (got 90 > 30)"),
             (["--inter-service", "4"], "argument --inter-service: expected 2 arguments"),
             (["--peak-rate", "fast"], "argument --peak-rate: must be a number (got 'fast')"),
             (["--victim", "oldest"], "victim must be one of youngest, most_remaining (got 'oldest')"),
-            (["--jobs", "0"], "jobs must be an integer >= 1 (got 0)"),
         ],
     )
     def test_one_line_and_status_2(self, args, needle):

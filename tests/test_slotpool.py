@@ -1,4 +1,4 @@
-"""The slot-pool simulator: the anchor table, an independent oracle, and properties."""
+"""The slot-pool simulator: the anchor table, properties, series (the independent reading is in test_pool_model.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import lanes
 from lanes import Scenario, run_table, simulate
 from lanes.pool.arrivals import draw_stream, poisson_count
 
-from lanes.pool import reference as reference_pool
 from strategies import runs, scenarios
 
 #: The anchor table printed by the seed's program (000_d8ef3ce34be3f789.txt,
@@ -50,47 +49,20 @@ class TestAnchorTable:
             assert simulate(Scenario(), spec).row() == anchor[spec].row()
 
 
-class TestAgainstOracle:
-    """The fast engine against the plain per-tick model in reference_pool.py."""
-
-    @settings(max_examples=120, deadline=None)
-    @given(runs())
-    def test_rows_identical(self, run):
-        scenario, policy = run
-        assert simulate(scenario, policy).row() == reference_pool.run(scenario, policy)
-
-    def test_anchor_rows_identical_on_a_shorter_day(self):
-        sc = Scenario(hours=0.5, backlog=400)
-        for spec in lanes.DEFAULT_POLICIES:
-            pol = lanes.parse_policy(spec)
-            assert simulate(sc, pol).row() == reference_pool.run(sc, pol), spec
-
-    def test_extensions_on_the_anchor_pool(self):
-        sc = Scenario(hours=0.5, backlog=400)
-        for pol in (
-            lanes.parse_policy("preempt", floor=8),
-            lanes.parse_policy("hybrid:8", aging_s=600),
-            lanes.parse_policy("preempt", victim="most_remaining", min_run_s=30),
-        ):
-            assert simulate(sc, pol).row() == reference_pool.run(sc, pol), pol
-
-
-class TestReferenceReproducesTheAnchor:
-    """The plain per-tick model alone reproduces the published table, digit for digit."""
+class TestTheCommandLine:
+    """``python -m lanes table`` prints the same rows, at the default clock and at ``--tick 1``."""
 
     @pytest.fixture(scope="class")
-    def reference_rows(self):
-        sc = Scenario()
-        draws = reference_pool.draw(sc)  # one set of draws for all seven, as the table does
-        return [reference_pool.run(sc, lanes.parse_policy(spec), draws) for spec in lanes.DEFAULT_POLICIES]
+    def reference_rows(self, anchor):
+        return anchor.rows()
 
     def test_rows_equal_the_cli_json_rows(self, reference_rows):
         import json
         import subprocess
         import sys
 
-        out = subprocess.run([sys.executable, "-m", "lanes", "table", "--json"], capture_output=True, text=True,
-                             timeout=120, check=True).stdout
+        out = subprocess.run([sys.executable, "-m", "lanes", "table", "--json", "--tick", "1"], capture_output=True,
+                             text=True, timeout=120, check=True).stdout
         assert json.loads(out) == reference_rows
 
     def test_rows_print_as_the_anchor_table(self, reference_rows):
@@ -102,43 +74,6 @@ class TestReferenceReproducesTheAnchor:
                 f"{row['batch_done']:>12,}{row['preempted']:>11,}{row['util']:>10.0%}"
             )
         assert "\n".join(lines) == ANCHOR_TABLE
-
-
-class TestEngineLoops:
-    """Where two of the engine's loops both apply, they must agree bucket for bucket."""
-
-    @staticmethod
-    def _buckets(scenario, policy, loop):
-        from lanes.pool.engine import _Run
-
-        run = _Run(scenario, policy, draw_stream(scenario))
-        getattr(run, loop)()
-        r = run.result()
-        return r.row(), r.wait_counts, r.batch_done_per_tick, r.preempted_per_tick, r.busy_batch, r.busy_interactive
-
-    @settings(max_examples=80, deadline=None)
-    @given(runs(extensions=False))
-    def test_batch_only_loop_equals_the_step_by_step_one(self, run):
-        scenario, policy = run
-        if not policy.preempts or max(draw_stream(scenario).zero_wait_busy, default=0) > scenario.slots:
-            return  # the shortcut does not apply
-        assert self._buckets(scenario, policy, "evicting_batch_only") == self._buckets(scenario, policy, "evicting")
-
-    @settings(max_examples=60, deadline=None)
-    @given(runs(extensions=False))
-    def test_lean_loops_equal_the_general_one(self, run):
-        scenario, policy = run
-        if policy.kind == "fifo":
-            return
-        lean = "evicting" if policy.preempts else "priority" if policy.kind == "priority" else "headroom"
-        assert self._buckets(scenario, policy, lean) == self._buckets(scenario, policy, "general")
-
-    def test_the_anchor_preempt_rows_take_the_batch_only_loop(self):
-        sc = Scenario()
-        assert max(draw_stream(sc).zero_wait_busy) <= sc.slots
-        for spec in ("preempt", "hybrid:8"):
-            pol = lanes.parse_policy(spec)
-            assert self._buckets(sc, pol, "evicting_batch_only") == self._buckets(sc, pol, "evicting")
 
 
 class TestProperties:
@@ -224,11 +159,17 @@ class TestDraws:
     @settings(max_examples=30, deadline=None)
     @given(scenarios())
     def test_stream_matches_the_library_draws(self, scenario):
-        backlog, per_tick = reference_pool.draw(scenario)
+        import random
+
+        rng = random.Random(scenario.seed)
         s = draw_stream(scenario)
-        assert list(s.batch_service_s) == backlog
-        assert list(s.inter_service_s) == [x for tick in per_tick for x in tick]
-        assert list(s.arrival_tick) == [t for t, tick in enumerate(per_tick) for _ in tick]
+        assert list(s.batch_service_s) == [rng.randint(*scenario.batch_service_s) for _ in range(scenario.backlog)]
+        when, holds = [], []
+        for t in range(scenario.ticks):
+            k = poisson_count(lanes.rate_per_s(scenario, t), rng.random())
+            when += [t] * k
+            holds += [rng.randint(*scenario.inter_service_s) for _ in range(k)]
+        assert (list(s.arrival_tick), list(s.inter_service_s)) == (when, holds)
 
 
 class TestResultSeries:
@@ -265,50 +206,3 @@ class TestStreamSharing:
         sc = Scenario(hours=0.25)
         assert draw_stream(sc.with_(seed=4)) is not draw_stream(sc)
         assert draw_stream(sc.with_(inter_service_s=(4, 13))).inter_service_s != draw_stream(sc).inter_service_s
-
-
-class TestFastDraws:
-    """The draws read ahead in 32-bit words; they must be the library's calls, number for number."""
-
-    def test_words_path_is_used_here_and_agrees_with_the_library_calls(self, monkeypatch):
-        from lanes.pool import arrivals
-
-        assert arrivals._words_agree(), "the word recipes disagree with random.Random on this interpreter"
-        sc = Scenario(hours=0.2, backlog=50)
-        arrivals._draw.__wrapped__(*_draw_args(sc))
-        assert arrivals._WORDS_OK is True
-        fast = arrivals._draw.__wrapped__(*_draw_args(sc))
-        monkeypatch.setattr(arrivals, "_WORDS_OK", False)
-        slow = arrivals._draw.__wrapped__(*_draw_args(sc))
-        assert fast == slow
-
-    @pytest.mark.parametrize(
-        "batch, inter, rates",
-        [((60, 180), (4, 12), (2.0, 5.0)), ((1, 1000), (1, 300), (20.0, 60.0)), ((1, 1), (200, 255), (0.0, 9.0)),
-         ((5, 5), (256, 256), (1.0, 1.0)), ((60, 180), (4, 12), (300.0, 500.0)), ((60, 180), (1, 2), (0.0, 0.0))],
-    )
-    def test_words_match_calls_for_narrow_and_wide_ranges(self, batch, inter, rates):
-        import random
-
-        from lanes.pool import arrivals
-
-        curve = arrivals._rates(rates[0], rates[1], 900)
-        for seed in (0, 3, 12345):
-            words = arrivals._draw_with_words(random.Random(seed), curve, 77, batch, inter)
-            calls = arrivals._draw_with_calls(random.Random(seed), curve, 77, batch, inter)
-            assert words == calls
-
-    def test_running_out_of_words_draws_more(self, monkeypatch):
-        import random
-
-        from lanes.pool import arrivals
-
-        curve = arrivals._rates(2.0, 5.0, 1200)
-        calls = arrivals._draw_with_calls(random.Random(9), curve, 300, (60, 180), (4, 12))
-        init = arrivals._Words.__init__
-        monkeypatch.setattr(arrivals._Words, "__init__", lambda self, rng, n: init(self, rng, 10))
-        assert arrivals._draw_with_words(random.Random(9), curve, 300, (60, 180), (4, 12)) == calls
-
-
-def _draw_args(sc):
-    return (sc.seed, sc.ticks, sc.backlog, sc.batch_service_s, sc.inter_service_s, sc.trough_rate, sc.peak_rate)

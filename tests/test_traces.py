@@ -343,22 +343,20 @@ class TestCli:
         assert "line 2: field 'GeneratedTokens'" in out.stderr
 
     def test_table_trace_prints_the_replay(self, capsys, code):
-        assert main(["table", "--trace", "code", "--jobs", "1", "--policies", "priority,reserve:16"]) == 0
+        assert main(["table", "--trace", "code", "--policies", "priority,reserve:16"]) == 0
         out = capsys.readouterr().out.splitlines()
         assert out[0].startswith("trace code: 8,819 requests over 3,436 s (2.57 req/s)")
         table = rp.trace_table(code, policies=("priority", "reserve:16"))
         assert out[3:] == [r.line() for r in table.results]
 
-    def test_table_trace_json_in_two_processes_equals_one(self):
-        one = run_cli("table", "--trace", "conv", "--json", "--jobs", "1")
-        two = run_cli("table", "--trace", "conv", "--json", "--jobs", "2")
-        assert one.returncode == two.returncode == 0, one.stderr + two.stderr
-        assert one.stdout == two.stdout
-        assert len(json.loads(one.stdout)) == len(lanes.DEFAULT_POLICIES)
+    def test_table_trace_json_has_a_row_per_policy(self):
+        out = run_cli("table", "--trace", "conv", "--json")
+        assert out.returncode == 0, out.stderr
+        assert [r["policy"] for r in json.loads(out.stdout)] == list(lanes.DEFAULT_POLICIES)
 
     def test_trace_imports_no_pandas(self):
         code = ("import sys; from lanes.cli import main; main(['trace', 'conv']); "
-                "main(['table', '--trace', 'code', '--jobs', '1', '--policies', 'priority']); "
+                "main(['table', '--trace', 'code', '--policies', 'priority']); "
                 "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr

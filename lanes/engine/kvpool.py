@@ -30,7 +30,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from .. import _checks
-from ..pool.arrivals import _poisson_count as poisson_count  # checked rates, uniform draws
+from ..pool.arrivals import poisson_count
 from .hardware import Hardware, Model, get_hardware, get_model
 
 RULES = ("slots", "tokens")

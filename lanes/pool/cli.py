@@ -9,16 +9,12 @@ summarises a trace file.  Standard library only.
 from __future__ import annotations
 
 import argparse
-import gc
-import marshal
-import os
 
 from .. import _checks
-from .arrivals import ArrivalStream, draw_stream
-from .policies import DEFAULT_POLICIES, VICTIMS, Policy, parse_policies
+from .policies import DEFAULT_POLICIES, VICTIMS, parse_policies
 from .results import PolicyTable
 from .scenario import Scenario
-from .engine import run_table, simulate
+from .engine import run_table
 from . import traces
 
 
@@ -43,7 +39,7 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     d = Scenario()
     g = p.add_argument_group("scenario (defaults: the course's anchor run)")
     g.add_argument("--slots", type=int_arg, default=d.slots, help=f"decode slots in the pool (default {d.slots})")
-    g.add_argument("--hours", type=float_arg, default=d.hours, help=f"simulated hours, 1 s ticks (default {d.hours})")
+    g.add_argument("--hours", type=float_arg, default=d.hours, help=f"simulated hours, at most a week (default {d.hours})")
     g.add_argument("--backlog", type=int_arg, default=d.backlog, help=f"batch jobs queued at t=0 (default {d.backlog})")
     g.add_argument("--batch-service", type=int_arg, nargs=2, metavar=("LO", "HI"), default=list(d.batch_service_s),
                    help="batch job slot time range, seconds (default %(default)s)")
@@ -53,6 +49,9 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--peak-rate", type=float_arg, default=d.peak_rate, help="interactive req/s at the peak (default %(default)s)")
     g.add_argument("--preempt-cost", type=int_arg, default=d.preempt_cost_s, help="seconds redone after an eviction (default %(default)s)")
     g.add_argument("--seed", type=int_arg, default=d.seed, help="random seed (default %(default)s)")
+    g.add_argument("--tick", type=float_arg, default=d.tick_s, metavar="SECONDS",
+                   help="scheduling clock: seconds between decisions, 1 (the anchor), a fraction of a second"
+                        " such as 0.02, or 0 to schedule at every arrival and completion (default %(default)s)")
 
 
 def scenario_from(args: argparse.Namespace) -> Scenario:
@@ -66,6 +65,7 @@ def scenario_from(args: argparse.Namespace) -> Scenario:
         peak_rate=args.peak_rate,
         preempt_cost_s=args.preempt_cost,
         seed=args.seed,
+        tick_s=args.tick,
     )
 
 
@@ -79,10 +79,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated specs: fifo, priority, reserve:R, preempt, hybrid:R (default %(default)s)")
     p.add_argument("--policy-file", metavar="FILE", default=None,
                    help="run the policy defined in this Python file (one class with decide(obs), or one function)"
-                        " through the reference simulator and print its row instead")
+                        " and print its row instead")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows instead of the table")
-    p.add_argument("--jobs", type=int_arg, default=default_jobs(),
-                   help="processes to run the policies in (default: two unless the CPUs are saturated)")
     p.add_argument("--trace", metavar="NAME_OR_PATH", default=None,
                    help="replay a request trace (conv, code or a CSV path) as the interactive traffic; "
                         "hold times from the h200-measured step profile; --hours, --inter-service "
@@ -134,19 +132,12 @@ def trace_text(s: dict, *, shipped: bool = False) -> str:
 
 
 def _table(args: argparse.Namespace) -> int:
-    # A short-lived process: the cycle collector would only re-scan the
-    # arrival stream and the per-tick lists, none of which form cycles.
-    gc.disable()
     scenario = scenario_from(args)
     if args.policy_file is not None:
         return _policy_file_row(scenario, args)
     policies = parse_policies(
         args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
     )
-    for p in policies:
-        p.check_fits(scenario.slots)
-    if args.jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1 (got {_checks.show(args.jobs)})")
     stream = header = None
     if args.trace is not None:
         replay_inputs = getattr(args, "replay_inputs", None)
@@ -155,14 +146,12 @@ def _table(args: argparse.Namespace) -> int:
         trace = traces.load_trace(args.trace)
         scenario, stream = replay_inputs(trace, scenario)
         header = trace_header(trace, scenario)
-    rows = table_rows(scenario, policies, jobs=args.jobs, stream=stream)
+    table = run_table(scenario, policies, stream=stream)
     if args.json:
-        import json
-
-        print(json.dumps([row for _, row in rows]))
+        print(table.to_json())
     else:
         head = PolicyTable.header(scenario) if header is None else "\n".join([header, "", PolicyTable.header(scenario).splitlines()[-1]])
-        print("\n".join([head, *(line for line, _ in rows)]))
+        print("\n".join([head, *(r.line() for r in table)]))
     return 0
 
 
@@ -178,104 +167,21 @@ def trace_header(trace: traces.Trace, scenario: Scenario) -> str:
 
 
 def _policy_file_row(scenario: Scenario, args: argparse.Namespace) -> int:
-    """``--policy-file``: the file's scheduler through the reference simulator, one row."""
-    from . import reference
-    from .schedulers import load_policy_file
+    """``--policy-file``: the file's scheduler run on the scenario, one row."""
+    from .engine import simulate
+    from .protocol import load_policy_file
 
     others = [flag for flag, on in (("--policies", args.policies != ",".join(DEFAULT_POLICIES)),
                                     ("--floor", args.floor != 0), ("--aging", args.aging is not None),
                                     ("--victim", args.victim != "youngest"), ("--min-run", args.min_run != 0)) if on]
     if others:
         raise ValueError(f"policy-file runs the policy in the file, so {', '.join(others)} cannot be given with it")
-
-    row = reference.run(scenario, load_policy_file(args.policy_file))
+    result = simulate(scenario, load_policy_file(args.policy_file))
     if args.json:
         import json
 
-        print(json.dumps([row]))
+        print(json.dumps([result.row()]))
     else:
         print(PolicyTable.header(scenario))
-        print(f"{row['policy']:<14}{row['p50']:>9}s{row['p99']:>6}s{row['max']:>6}s{row['late']:>9.1%}"
-              f"{row['batch_done']:>12,}{row['preempted']:>11,}{row['util']:>10.0%}")
+        print(result.line())
     return 0
-
-
-def default_jobs() -> int:
-    """Worker processes for the table: two where two CPUs are not saturated, else one.
-
-    The policies are independent, so a second process nearly halves the
-    simulation time while a CPU has time to spare.  When the one-minute load
-    average already fills every CPU, a second process would only compete for
-    them and pay for the fork, so one is used.  The output is the same
-    either way.
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cpus = os.cpu_count() or 1
-    if cpus < 2 or not hasattr(os, "fork"):
-        return 1
-    try:
-        idle = cpus - os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - no load average here
-        idle = cpus
-    return 2 if idle > 0 else 1
-
-
-def table_rows(
-    scenario: Scenario, policies: tuple[Policy, ...], *, jobs: int = 1, stream: ArrivalStream | None = None
-) -> list[tuple[str, dict]]:
-    """Each policy's table line and JSON row, in order.
-
-    The random draws are made once, before any worker starts.  With ``jobs``
-    of 2 or more (and ``os.fork`` available), a forked child runs every other
-    policy and sends its lines and rows back through a pipe (``marshal``, which
-    is built in and round-trips floats exactly); the parent runs the rest.
-    Runs are deterministic, so the output is the same for any ``jobs``.
-    If the child fails, the parent runs its share itself.  ``stream``
-    replaces the draws (a trace replay).  A long window (past a week) runs
-    in one process, every policy in one pass over the draws
-    (:mod:`lanes.pool.longrun`), with a progress line on stderr when stderr
-    is a terminal.
-    """
-    if stream is None and scenario.is_long:  # summarised as it runs, all policies in one pass
-        from .progress import terminal_progress
-
-        line = terminal_progress("seconds simulated")
-        try:
-            table = run_table(scenario, policies, progress=line)
-        finally:
-            if line is not None:
-                line.close()
-        return [(r.line(), r.row()) for r in table]
-    if jobs < 2 or len(policies) < 2 or not hasattr(os, "fork"):
-        return [(r.line(), r.row()) for r in run_table(scenario, policies, stream=stream)]
-    if stream is None:
-        stream = draw_stream(scenario)  # before the fork, so both processes share the draws
-
-    def one(policy: Policy) -> tuple[str, dict]:
-        result = simulate(scenario, policy, stream=stream)
-        return result.line(), result.row()
-
-    mine, theirs = policies[0::2], policies[1::2]
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: never returns
-        status = 1
-        try:
-            os.close(read_fd)
-            with os.fdopen(write_fd, "wb") as pipe:
-                marshal.dump([one(p) for p in theirs], pipe)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_fd)
-    own = [one(p) for p in mine]
-    with os.fdopen(read_fd, "rb") as pipe:
-        sent = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    other = [tuple(x) for x in marshal.loads(sent)] if status == 0 and sent else [one(p) for p in theirs]
-    out: list[tuple[str, dict]] = []
-    for i in range(len(policies)):
-        out.append(own[i // 2] if i % 2 == 0 else other[i // 2])
-    return out

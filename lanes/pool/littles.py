@@ -169,6 +169,11 @@ def poisson_tail(mean: float, k: int) -> float:
     return max(0.0, 1.0 - _poisson_cdf(mean, k - 1))
 
 
+def poisson_cdf(mean: float, k: int) -> float:
+    """P(N <= k) for N ~ Poisson(mean), mean busy slots and k slots (summed term by term)."""
+    return _poisson_cdf(_positive("mean", mean), _checks.integer("k", k))
+
+
 def poisson_quantile(mean: float, q: float) -> int:
     """Smallest k with P(N <= k) >= q for N ~ Poisson(mean), slots.
 

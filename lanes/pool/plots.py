@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .arrivals import rate_curve
-from .littles import _poisson_cdf
+from .littles import poisson_cdf
 from .results import SlotPoolResult, percentile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,7 +133,7 @@ def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_m
     if k_max is None:
         k_max = int(mean + 5 * mean**0.5) + 1
     ks = list(range(k_max + 1))
-    pmf = [_poisson_cdf(mean, k) - _poisson_cdf(mean, k - 1) for k in ks]
+    pmf = [poisson_cdf(mean, k) - poisson_cdf(mean, k - 1) for k in ks]
     colors = [COLORS["batch"] if k >= level else COLORS["interactive"] for k in ks]
     ax.bar(ks, pmf, color=colors, width=0.85)
     ax.axvline(mean, color="black", ls="--", lw=1)

@@ -1,25 +1,15 @@
 """Scheduling policies for the slot pool, named by their CLI spec.
 
-A policy is a frozen :class:`Policy`.  The seven rows of the course's anchor
-table are specs understood by :func:`parse_policy`:
+The seven rows of the anchor table are specs :func:`parse_policy` reads:
+``fifo`` (one queue in submission order; the backlog came first),
+``priority`` (interactive requests take a free slot before batch; no
+eviction), ``reserve:R`` (priority, and batch starts only while more than R
+slots stay free), ``preempt`` (priority; a request that finds no free slot
+evicts a running batch job, which goes back to the head of the batch queue)
+and ``hybrid:R`` (``reserve:R`` plus preemption once the reserve runs out).
 
-``fifo``
-    one queue in submission order; the backlog was submitted first.
-``priority``
-    interactive requests always take a free slot before batch; no eviction.
-``reserve:R``
-    priority, and batch starts only while at least R slots stay free.
-``preempt``
-    priority; an interactive request that finds no free slot evicts a
-    running batch job, which goes back to the head of the batch queue.
-``hybrid:R``
-    ``reserve:R`` plus preemption once the reserved slots run out.
-
-Four extensions, all off by default so the anchor table is unchanged, are
-keyword fields: ``floor`` (batch keeps at least this many slots while it has
-work), ``aging_s`` (a batch job that has waited longer than this is never
-evicted), ``victim`` (which batch job is evicted first) and ``min_run_s``
-(a batch job younger than this is never evicted).
+Four extensions, off by default, are keyword fields: ``floor``, ``aging_s``,
+``victim`` and ``min_run_s`` (see :class:`Policy`).
 """
 
 from __future__ import annotations
@@ -101,7 +91,7 @@ class Policy:
 
     @property
     def headroom(self) -> int:
-        """Slots batch must leave free when it starts."""
+        """Slots batch must leave free when it starts (the reserve)."""
         return self.reserve
 
     @property
@@ -112,11 +102,6 @@ class Policy:
         if self.kind == "hybrid":
             return f"reserve {self.reserve}+pre"
         return self.kind
-
-    @property
-    def has_extensions(self) -> bool:
-        """True when any of the course's extensions is switched on."""
-        return bool(self.floor or self.aging_s is not None or self.victim != "youngest" or self.min_run_s)
 
     def check_fits(self, slots: int) -> None:
         """Raise ``ValueError`` unless the reserve and floor fit in a pool of ``slots``."""

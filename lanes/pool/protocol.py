@@ -2,10 +2,10 @@
 
 A **scheduler** is any object with a method ``decide(obs)`` (or a plain
 function ``f(obs)``) that takes an :class:`Observation` and returns a
-:class:`Decision`.  The reference simulator (:mod:`lanes.pool.reference`)
-calls it once per tick, after the tick's arrivals have joined the queue and
-the slots whose work is done have been freed, and then carries the decision
-out: evictions first, then starts, in the order listed.
+:class:`Decision`.  The simulator (:func:`lanes.simulate`, or the online
+judge) calls it once per tick, after the tick's arrivals have joined the
+queue and the slots whose work is done have been freed, and then carries the
+decision out: evictions first, then starts, in the order listed.
 
 What a scheduler may know
 -------------------------
@@ -42,7 +42,8 @@ raises :class:`DecisionError`, naming the rule, when one is broken:
 ``free-slots``
     no more jobs start than there are free slots after the evictions.
 
-Units: one tick is one second; ids are integers, unique within a run (the
+Units: times are seconds (whole seconds on the 1 s clock; on a finer clock,
+``Scenario.tick_s``, multiples of it; event-driven, any); ids are integers, unique within a run (the
 backlog's jobs are ``0 .. backlog - 1``, later jobs are numbered as they
 arrive).  Standard library only.
 """
@@ -469,3 +470,19 @@ def load_policy(source: str, filename: str = "<policy>"):
             f"policy file {filename} must define one class with a decide(self, obs) method or one function"
             f" f(obs), or name its policy 'policy = ...' (found {len(found)} {kinds})")
     return student_scheduler(found[0])
+
+
+def load_policy_file(path: str):
+    """The scheduler defined in the Python file at ``path`` (see :func:`load_policy`)."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must name a Python file (got {_checks.show(path)})")
+    try:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+    except OSError as exc:
+        raise ValueError(f"policy-file {_checks.show(str(path))} cannot be read ({exc.strerror})") from None
+    except (UnicodeDecodeError, ValueError) as exc:  # not UTF-8 text; a NUL in the path
+        raise ValueError(f"policy-file {_checks.show(str(path))} cannot be read as Python text ({exc})") from None
+    return load_policy(source, os.fspath(path))

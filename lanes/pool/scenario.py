@@ -1,8 +1,8 @@
-"""The slot-pool scenario: the workload, the pool and the random seed.
+"""The slot-pool scenario: the workload, the pool, the scheduling clock and the random seed.
 
-A :class:`Scenario` holds every constant of the course's anchor program
-(``lanes.py`` in the first seed).  Its defaults reproduce that program's table.
-The scheduling rule itself lives in :mod:`lanes.pool.policies`.
+A :class:`Scenario` holds every constant of the course's anchor program.  Its
+defaults reproduce that program's table.  The scheduling rule itself lives in
+:mod:`lanes.pool.policies`; the simulator in :mod:`lanes.pool.engine`.
 """
 
 from __future__ import annotations
@@ -14,26 +14,15 @@ from .. import _checks
 #: Largest arrival rate accepted, in requests per second.  The Poisson draw
 #: starts from exp(-rate), which underflows to zero near 745/s.
 MAX_RATE_PER_S = 500.0
-#: Longest simulated window accepted, in hours (a year of one-second ticks).
-#: Windows up to :data:`MAX_SERIES_HOURS` keep every arrival and per-tick
-#: counts; longer ones are summarised as they run (:mod:`lanes.pool.longrun`).
-MAX_HOURS = 8760
-#: Most interactive arrivals a scenario may expect (mean rate x seconds): a
-#: year at the anchor's rates (2-5 req/s) expects about 110 million.  A long
-#: window draws them one stretch at a time, so this bounds time, not memory.
-MAX_EXPECTED_ARRIVALS = 120_000_000
-#: Longest window, in hours, whose per-tick series and per-request waits a
-#: result keeps (a week).  The seven default policies at the default rates
-#: take about 6 s and 0.4 GiB here at this size.
-MAX_SERIES_HOURS = 168
-#: Most expected interactive arrivals whose draws are kept whole (each one is
-#: stored); a window past this, or past :data:`MAX_SERIES_HOURS`, is a long one.
-MAX_SERIES_ARRIVALS = 3_000_000
-#: Largest batch backlog accepted, in jobs (about 0.2 GiB and 2 s to draw).
+#: Longest simulated window accepted, in hours (a week).
+MAX_HOURS = 168
+#: Longest slot time of one job or request, in seconds (a week).
+MAX_SERVICE_S = MAX_HOURS * 3600
+#: Most interactive arrivals a scenario may expect (mean rate x seconds): each
+#: one is kept in memory, about 100 bytes apiece.
+MAX_EXPECTED_ARRIVALS = 20_000_000
+#: Largest batch backlog accepted, in jobs (each one is kept in memory).
 MAX_BACKLOG = 10_000_000
-#: Longest slot time of one job or request, in seconds (a week: the longest
-#: window whose every arrival is kept, and the longest trace replayed).
-MAX_SERVICE_S = MAX_SERIES_HOURS * 3600
 
 
 @dataclass(frozen=True)
@@ -45,27 +34,29 @@ class Scenario:
     slots : int
         Concurrent sequence slots in the pool (>= 1).
     hours : float
-        Simulated time in hours, at most :data:`MAX_HOURS`; one tick is one
-        second, so ``hours * 3600`` must be a whole number (>= 1) of ticks.
-        Past :data:`MAX_SERIES_HOURS` the window is long (:attr:`is_long`):
-        its results hold the table's figures but no per-tick series.
+        Simulated time in hours, at most :data:`MAX_HOURS`; ``hours * 3600``
+        must be a whole number (>= 1) of seconds.
     backlog : int
         Batch jobs queued at t = 0 (0 to :data:`MAX_BACKLOG`).
     batch_service_s : (int, int)
-        Inclusive range of a batch job's slot time in seconds, drawn uniformly
-        (at most :data:`MAX_SERVICE_S`).
+        Inclusive range of a batch job's slot time in seconds, drawn uniformly.
     inter_service_s : (int, int)
-        Inclusive range of an interactive request's slot time in seconds
-        (at most :data:`MAX_SERVICE_S`).
+        Inclusive range of an interactive request's slot time in seconds.
     trough_rate, peak_rate : float
         Interactive arrivals per second at the start (trough) and the middle
-        (peak) of the simulated window; the rate follows a raised cosine.
-        The expected arrivals, mean rate times seconds, may not pass
-        :data:`MAX_EXPECTED_ARRIVALS`.
+        (peak) of the window; the rate follows a raised cosine.
     preempt_cost_s : int
         Seconds of work a batch job redoes after each eviction (>= 0).
     seed : int
         Seed of the ``random.Random`` that draws the backlog and arrivals.
+    tick_s : float
+        The scheduling clock, seconds between two scheduling decisions.
+        ``1`` is the anchor program's clock.  A finer clock must divide one
+        second (``1 / tick_s`` a whole number: 0.5, 0.1, 0.02, ...).  ``0``
+        schedules at every arrival and every completion (event-driven), as
+        a serving engine that schedules every step does.  The draws are the
+        same at every clock; :mod:`lanes.pool.arrivals` says how arrivals
+        are placed inside their second.
     """
 
     slots: int = 64
@@ -77,13 +68,16 @@ class Scenario:
     peak_rate: float = 5.0
     preempt_cost_s: int = 15
     seed: int = 3
+    tick_s: float = 1
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "slots", _checks.integer("slots", self.slots, lo=1))
-        hours = _checks.number("hours", self.hours, lo=0, lo_open=True, hi=MAX_HOURS)
-        ticks = hours * 3600
-        if abs(ticks - round(ticks)) > 1e-9 or round(ticks) < 1:
+        hours = _checks.number("hours", self.hours, lo=0, lo_open=True)
+        if hours > MAX_HOURS:
+            raise ValueError(f"hours must be at most {MAX_HOURS} (a week) (got {_checks.show(self.hours)})")
+        seconds = hours * 3600
+        if abs(seconds - round(seconds)) > 1e-9 or round(seconds) < 1:
             raise ValueError(
                 f"hours must be a whole number (>= 1) of seconds when multiplied by 3600 (got {_checks.show(self.hours)})"
             )
@@ -97,7 +91,7 @@ class Scenario:
         peak = _checks.number("peak_rate", self.peak_rate, lo=0, hi=MAX_RATE_PER_S)
         if peak < trough:
             raise ValueError(f"peak_rate must be >= trough_rate (got {_checks.bound(peak)} < {_checks.bound(trough)})")
-        expected = (trough + peak) / 2 * round(ticks)
+        expected = (trough + peak) / 2 * round(seconds)
         if expected > MAX_EXPECTED_ARRIVALS:
             raise ValueError(
                 f"hours x mean rate must expect at most {MAX_EXPECTED_ARRIVALS} interactive arrivals "
@@ -107,35 +101,38 @@ class Scenario:
         set_(self, "peak_rate", peak)
         set_(self, "preempt_cost_s", _checks.integer("preempt_cost_s", self.preempt_cost_s, lo=0))
         set_(self, "seed", _checks.integer("seed", self.seed, big=True))
+        tick = _checks.number("tick_s", self.tick_s, lo=0, hi=1)
+        if tick and abs(1 / tick - round(1 / tick)) > 1e-6:
+            raise ValueError(
+                f"tick_s must be 0 (event-driven) or divide one second: 1, 0.5, 0.1, 0.02, ... (got {_checks.show(self.tick_s)})"
+            )
+        set_(self, "tick_s", int(tick) if tick in (0, 1) else 1 / round(1 / tick))
 
     @property
     def ticks(self) -> int:
-        """Number of one-second ticks simulated."""
+        """Whole seconds simulated (the anchor's one-second ticks)."""
         return int(round(self.hours * 3600))
+
+    @property
+    def ticks_per_s(self) -> int:
+        """Scheduling decisions per second on the clock (0 when event-driven)."""
+        return round(1 / self.tick_s) if self.tick_s else 0
 
     @property
     def expected_arrivals(self) -> float:
         """Interactive arrivals expected over the window: mean rate x seconds."""
         return (self.trough_rate + self.peak_rate) / 2 * self.ticks
 
-    @property
-    def is_long(self) -> bool:
-        """True past :data:`MAX_SERIES_HOURS` or :data:`MAX_SERIES_ARRIVALS`.
-
-        A long window is simulated without keeping its arrivals: results give
-        the table's figures, but no per-tick series or per-request waits.
-        """
-        return self.ticks > MAX_SERIES_HOURS * 3600 or self.expected_arrivals > MAX_SERIES_ARRIVALS
-
     def with_(self, **changes: object) -> "Scenario":
         """Return a copy with some fields changed (validated again)."""
         return replace(self, **changes)
 
     def describe(self) -> str:
-        """One line in the anchor program's header layout."""
+        """One line in the anchor program's header layout (the clock added when it is not 1 s)."""
         bl, bh = self.batch_service_s
         il, ih = self.inter_service_s
+        clock = "" if self.tick_s == 1 else (", event-driven clock" if not self.tick_s else f", {self.tick_s:g} s clock")
         return (
             f"{self.slots} slots, {self.hours:g} h, interactive {self.trough_rate:g}-{self.peak_rate:g} req/s"
-            f" x {il}-{ih} s, batch backlog {self.backlog} x {bl}-{bh} s"
+            f" x {il}-{ih} s, batch backlog {self.backlog} x {bl}-{bh} s{clock}"
         )

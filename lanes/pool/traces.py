@@ -48,8 +48,6 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date
-from itertools import accumulate
-from operator import add
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -474,7 +472,8 @@ def _holds(trace: Trace, hold_s: Sequence[float]) -> tuple[list[int], int]:
 def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> ArrivalStream:
     """The arrival stream of a replay: the trace's requests, the scenario's backlog.
 
-    Request i arrives at tick ``floor(arrival_s[i])`` and holds its slot for
+    Request i arrives at ``arrival_s[i]`` (second ``floor(arrival_s[i])``, the rest its offset
+    inside that second, read by clocks finer than 1 s) and holds its slot for
     ``ceil(hold_s[i])`` seconds (at least one).  The backlog is drawn as the
     course's runs draw it: ``scenario.backlog`` uniform integers from
     ``scenario.batch_service_s`` with ``random.Random(scenario.seed)``.
@@ -493,13 +492,7 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     lo, hi = scenario.batch_service_s
     backlog = tuple(rng.randint(lo, hi) for _ in range(scenario.backlog))
     when = tuple(int(t) for t in trace.arrival_s)
-    per_tick = [0] * scenario.ticks
-    for t in when:
-        per_tick[t] += 1
-    ends_at = [0] * (scenario.ticks + scenario.inter_service_s[1] + 1)
-    for end, n in Counter(map(add, when, holds)).items():
-        ends_at[end] = n
-    return ArrivalStream(backlog, when, tuple(holds), tuple(accumulate(per_tick)), tuple(ends_at))
+    return ArrivalStream(backlog, when, tuple(holds), tuple(t - w for t, w in zip(trace.arrival_s, when)), scenario.ticks)
 
 
 def reference_draws(stream: ArrivalStream, ticks: int) -> tuple[list[int], list[list[int]]]:
