@@ -263,3 +263,34 @@ def test_the_design_question_is_not_limited_to_three_designs():
     text = [t for _, t, _ in prose.templated_cells(notebook("04_preemption"))]
     assert not any("of the three designs" in t for t in text)
     assert any("`{{winner_anchor}}`" in t for t in text)
+
+
+def test_thrash_in_closed_form(fine, anchor):
+    """g c, the work a running job loses per second to evictions, hour by hour: X / (1 - g c)
+    is finite on the 1 s tick all day, and on the step clock g c reaches 1 for most of the day."""
+    from glued_values import glued
+
+    from lanes.pool import theory
+
+    g = glued("04_preemption")
+    job_s = sum(SC.batch_service_s) / 2
+    assert g["job_s"] == job_s
+
+    def per_hour(r):
+        out = []
+        for h in range(int(SC.hours)):
+            part = slice(h * HOUR, (h + 1) * HOUR)
+            out.append(sum(r.preempted_per_tick[part]) / sum(r.busy_batch[part]))
+        return out
+
+    coarse = per_hour(anchor["preempt"])
+    fine_g = per_hour(fine[SC.seed]["preempt"])
+    c = SC.preempt_cost_s
+    assert g["coarse_gc"] == pytest.approx([x * c for x in coarse])
+    assert g["fine_gc"] == pytest.approx([x * c for x in fine_g])
+    assert max(coarse) * c < 1 <= max(fine_g) * c
+    assert g["thrash_h"] == sum(x * c >= 1 for x in fine_g) >= SC.hours / 2
+    peak = max(coarse)
+    assert g["coarse_peak_job_s"] == pytest.approx(job_s / (1 - peak * c))
+    assert g["coarse_peak_repeat_s"] == pytest.approx(theory.repeat_time_s(job_s, peak))
+    assert job_s < g["coarse_peak_job_s"] < g["coarse_peak_repeat_s"]  # the fixed loss lies between resume and repeat
