@@ -81,3 +81,9 @@ class TestProgress:
         sweep(["priority", "preempt"], lanes.Scenario(hours=0.25))
         out = capsys.readouterr()
         assert out.out == "" and out.err == ""
+
+
+def test_the_clock_can_be_swept():
+    df = sweep_scenarios("preempt", "tick_s", [1, 0.1], base=lanes.Scenario(hours=0.25, preempt_cost_s=3))
+    assert list(df["label"]) == [1, 0.1]
+    assert df["preempted"].iloc[1] > df["preempted"].iloc[0]

@@ -145,7 +145,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         youngest = rule.victim == "youngest"
         wake = preempts and min_run > 0  # a job coming of age may be evicted: visit that instant
     else:
-        from .protocol import Board
+        from .protocol import INTERACTIVE, Board
 
         decide_fn, every_tick, wake = rule.decide, sc.tick_s > 0, False
         board = Board(slots, sc.preempt_cost_s)  # what the scheduler sees, kept beside the loop's own state
@@ -215,7 +215,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
 
         start: list = []
         if not builtin:
-            start = [_take(job.id - B, waiting) if job.kind == "interactive" else _take(job.id, queue) for job in started]
+            start = [_take(job.id - B, waiting) if job.kind == INTERACTIVE else _take(job.id, queue) for job in started]
         elif fifo:  # one queue in submission order: the backlog came first
             while free and queue:
                 start.append(queue.popleft())

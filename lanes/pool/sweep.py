@@ -191,7 +191,7 @@ def sweep_scenarios(
         The policy spec, e.g. ``"hybrid:8"``.
     field : str
         A :class:`~lanes.Scenario` field (``preempt_cost_s``, ``batch_service_s``,
-        ...) or a policy extension (``floor``, ``aging_s``, ``victim``, ``min_run_s``).
+        ``tick_s``, ...) or a policy extension (``floor``, ``aging_s``, ``victim``, ``min_run_s``).
     values : sequence
         Values of ``field``, one run each.
     base : Scenario, optional
@@ -210,11 +210,11 @@ def sweep_scenarios(
     values = _checks.sequence("values", values, what="values")
     if field in _POLICY_FIELDS and field != "reserve":
         runs = [(base, parse_policy(policy, **{**extensions, field: v}), v) for v in values]
-    elif field in _SCENARIO_FIELDS:
+    elif field in _SCENARIO_FIELDS or field == "tick_s":  # the clock: swept, but not a column of every sweep
         pol = parse_policy(policy, **extensions)
         runs = [(base.with_(**{field: v}), pol, v) for v in values]
     else:
-        allowed = ", ".join(_SCENARIO_FIELDS + _POLICY_FIELDS[1:])
+        allowed = ", ".join(_SCENARIO_FIELDS + ("tick_s",) + _POLICY_FIELDS[1:])
         raise ValueError(f"field must be one of {allowed} (got {_checks.show(field)})")
     if not runs:
         raise ValueError("values must list at least one value (got an empty list)")
