@@ -10,7 +10,10 @@ from lanes.lane import queueing
 from lanes.pool import erlang
 from lanes.pool.sweep import SEEDS, sweep_seeds
 
-from glued_values import glued
+from glued_values import glued, notebook
+from lanes import prose
+
+FINE_S, FINE_SEEDS = 0.02, SEEDS[:5]  # the chapter's step-sized clock and its seeds
 
 POOL = kvpool.pool_tokens_for()
 SC = kvpool.KvScenario(pool_tokens=POOL)
@@ -106,7 +109,8 @@ class TestEvictionCost:
             out[cost] = df.pivot(index="seed", columns="policy", values="batch_done")
         return out
 
-    def test_swaps_favour_preempting_on_every_seed(self, batch_done, g):
+    def test_on_the_1_s_tick_swaps_favour_preempting_on_every_seed(self, batch_done, g):
+        """The coarse model's finding: the chapter shows it as the tick's, not the engine's."""
         d = batch_done[g["cost_swap"]]
         assert len(d) == len(SEEDS) >= 10
         assert int((d["preempt"] > d["hybrid:8"]).sum()) == g["cheap_wins"] == len(SEEDS)
@@ -118,6 +122,40 @@ class TestEvictionCost:
             if cost > g["cheap_cost"]:
                 assert (d["hybrid:8"] > d["preempt"]).all(), cost
         assert g["costly_wins"] == 0 and g["costly_runs"] == len(SEEDS) * sum(c > g["cheap_cost"] for c in batch_done)
+
+    @pytest.fixture(scope="class")
+    def fine_swap(self, g):
+        """Pure preemption and hybrid:8 at the swap's cost on the chapter's step-sized clock."""
+        assert g["fine_s"] == FINE_S and g["n_fine"] == len(FINE_SEEDS)
+        base = lanes.Scenario(preempt_cost_s=g["cost_swap"], tick_s=FINE_S)
+        return {s: lanes.run_table(base.with_(seed=s), ["preempt", "hybrid:8"]) for s in FINE_SEEDS}
+
+    def test_on_a_step_sized_clock_the_hybrid_wins_even_with_swaps(self, fine_swap, g):
+        pre = [t["preempt"].batch_done for t in fine_swap.values()]
+        hyb = [t["hybrid:8"].batch_done for t in fine_swap.values()]
+        assert all(h > p for h, p in zip(hyb, pre))
+        assert (g["fine_winner"], g["fine_hyb_wins"]) == ("hybrid:8", len(FINE_SEEDS))
+        assert (g["fine_swap_pre"], g["fine_swap_hyb"]) == (pre, hyb)
+        text = " ".join(prose.template_of(c) or "" for c in notebook("10_where_it_breaks")["cells"])
+        assert "a fast swap favours preemption" not in text
+        assert "The swap's win is the coarse tick's" in text
+
+    def test_the_stall_is_charged_to_every_running_sequence(self, fine_swap, batch_done, g):
+        """Stalled share of engine time = evictions per second x engine seconds per eviction."""
+        c = kvpool.preemption_costs(POOL // 64)
+        ticks = lanes.Scenario().ticks
+        fine = [t["preempt"].preempted / ticks for t in fine_swap.values()]
+        coarse = [lanes.simulate(lanes.Scenario(seed=s, preempt_cost_s=g["cost_swap"]), "preempt").preempted / ticks
+                  for s in FINE_SEEDS]
+        assert g["fine_evict_rate"] == pytest.approx(fine) and g["coarse_evict_rate"] == pytest.approx(coarse)
+        for key, rates in (("fine", fine), ("coarse", coarse)):
+            for how, stall_s in (("swap", c.swap_s), ("recompute", c.recompute_s)):
+                share = [r * stall_s for r in rates]
+                assert g[f"{key}_{how}_stall_pct"] == pytest.approx([100 * x for x in share])
+                assert g[f"{key}_{how}_token_pct"] == pytest.approx([100 * (1 / (1 - x) - 1) for x in share])
+        # about 0.9 evictions/s x 0.24 s: a fifth of engine time on the tick; over 3/4 at the step clock
+        assert 0.18 < min(coarse) * c.recompute_s and max(coarse) * c.recompute_s < 0.25
+        assert min(fine) * c.recompute_s > 0.75
 
     def test_pure_preemption_collapses_with_checkpoint_restarts(self, batch_done, g):
         ckpt, swap = batch_done[g["cost_ckpt"]]["preempt"], batch_done[g["cost_swap"]]["preempt"]
