@@ -26,6 +26,9 @@ import subprocess
 
 import pytest
 
+#: Real-shaped LMS exports that tests/test_term.py grades: data, not notebooks for nbval.
+collect_ignore = ["lms_samples"]
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HTML_DIR = ROOT / "_build" / "html"
 BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
