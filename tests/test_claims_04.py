@@ -227,7 +227,12 @@ def test_victim_order_and_minimum_run_under_hybrid(victims):
 def dear_sweep():
     """Every R from 8 to 20 for headroom and for the hybrid, and pure preemption, at 60 s."""
     designs = ([f"reserve:{r}" for r in range(8, 21)] + [f"hybrid:{r}" for r in range(8, 21)] + ["preempt"])
-    return sweep_seeds(designs, SEEDS, SC.with_(preempt_cost_s=60))
+    return sweep_seeds(designs, SPOT, SC.with_(preempt_cost_s=60))
+
+
+#: Seeds the dear sweep is recomputed on here (the chapter's own run, under nbval, covers
+#: all ten; its per-seed values are glued, and claims about every seed are checked on them).
+SPOT = (1, SC.seed)
 
 
 def test_dear_evictions_the_best_headroom_wins_over_every_r(dear_sweep):
@@ -237,10 +242,15 @@ def test_dear_evictions_the_best_headroom_wins_over_every_r(dear_sweep):
     ok = dear_sweep[dear_sweep["p99_s"] < g["limit_s"]]
     best = ok.loc[ok.groupby("seed")["batch_done"].idxmax()].set_index("seed")
     assert best["policy"].str.startswith("reserve:").all()  # headroom wins on every seed ...
+    spot = [SEEDS.index(s) for s in best.index]
+    assert list(best.index) == sorted(SPOT)
     r = best["policy"].str.split(":").str[1].astype(int)
-    assert set(r) <= set(range(11, 14)) and list(r) == g["win_r"]  # ... with R from 11 to 13, not 16
+    assert list(r) == [g["win_r"][i] for i in spot]
+    assert len(g["win_r"]) == len(SEEDS) and set(g["win_r"]) <= set(range(11, 14))  # R from 11 to 13, not 16
     r16 = dear_sweep[dear_sweep["policy"] == "reserve:16"].set_index("seed")["batch_done"]
-    assert (best["batch_done"] > r16).all() and list(r16) == g["r16_batch"]
+    assert list(r16) == [g["r16_batch"][i] for i in spot]
+    assert list(best["batch_done"]) == [g["win_batch"][i] for i in spot]
+    assert all(w > r for w, r in zip(g["win_batch"], g["r16_batch"], strict=True))  # on every seed
     assert (g["winner_kind"], g["winner_seeds"]) == ("reserve", len(SEEDS))
     assert g["winner_anchor"] == best.loc[SC.seed, "policy"]
     hyb = ok[ok["policy"].str.startswith("hybrid:")]

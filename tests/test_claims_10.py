@@ -9,8 +9,10 @@ from lanes.engine import kvpool, steps
 from lanes.lane import queueing
 from lanes.pool import erlang
 from lanes.pool.sweep import SEEDS, sweep_seeds
-
 from glued_values import glued, notebook
+
+#: Seeds some sweeps are recomputed on here; the chapter's own run covers all of them.
+SPOT = (1, lanes.Scenario().seed)
 from lanes import prose
 
 FINE_S, FINE_SEEDS = 0.02, SEEDS[:5]  # the chapter's step-sized clock and its seeds
@@ -105,17 +107,19 @@ class TestEvictionCost:
     def batch_done(cls, g):
         out = {}
         for cost in (g["cost_swap"], g["flat_cost_s"], g["cost_recompute"], g["cost_scattered"], g["cost_ckpt"]):
-            df = sweep_seeds(["preempt", "hybrid:8"], base=lanes.Scenario(preempt_cost_s=cost), metrics=("batch_done",))
+            # recomputed on two seeds (the chapter's run, under nbval, covers all ten and glues them)
+            df = sweep_seeds(["preempt", "hybrid:8"], SPOT, base=lanes.Scenario(preempt_cost_s=cost),
+                             metrics=("batch_done",))
             out[cost] = df.pivot(index="seed", columns="policy", values="batch_done")
         return out
 
     def test_on_the_1_s_tick_swaps_favour_preempting_on_every_seed(self, batch_done, g):
         """The coarse model's finding: the chapter shows it as the tick's, not the engine's."""
         d = batch_done[g["cost_swap"]]
-        assert len(d) == len(SEEDS) >= 10
-        assert int((d["preempt"] > d["hybrid:8"]).sum()) == g["cheap_wins"] == len(SEEDS)
+        assert list(d.index) == sorted(SPOT) and (d["preempt"] > d["hybrid:8"]).all()
+        assert g["cheap_wins"] == len(SEEDS) >= 10 and len(g["preempt_cheap"]) == len(SEEDS)
         assert g["cheap_cost"] == g["cost_swap"]
-        assert sorted(d["preempt"]) == sorted(g["preempt_cheap"])
+        assert list(d["preempt"]) == [g["preempt_cheap"][SEEDS.index(s)] for s in d.index]
 
     def test_the_flat_cost_and_dearer_favour_headroom_on_every_seed(self, batch_done, g):
         for cost, d in batch_done.items():
@@ -124,7 +128,8 @@ class TestEvictionCost:
         assert g["costly_wins"] == 0 and g["costly_runs"] == len(SEEDS) * sum(c > g["cheap_cost"] for c in batch_done)
 
     @pytest.fixture(scope="class")
-    def fine_swap(self, g):
+    @classmethod
+    def fine_swap(cls, g):
         """Pure preemption and hybrid:8 at the swap's cost on the chapter's step-sized clock."""
         assert g["fine_s"] == FINE_S and g["n_fine"] == len(FINE_SEEDS)
         base = lanes.Scenario(preempt_cost_s=g["cost_swap"], tick_s=FINE_S)
@@ -159,8 +164,9 @@ class TestEvictionCost:
 
     def test_pure_preemption_collapses_with_checkpoint_restarts(self, batch_done, g):
         ckpt, swap = batch_done[g["cost_ckpt"]]["preempt"], batch_done[g["cost_swap"]]["preempt"]
-        assert sorted(ckpt) == sorted(g["preempt_ckpt"])
-        assert ckpt.max() < 0.3 * swap.min()
+        assert list(ckpt) == [g["preempt_ckpt"][SEEDS.index(s)] for s in ckpt.index]
+        assert len(g["preempt_ckpt"]) == len(SEEDS)
+        assert max(g["preempt_ckpt"]) < 0.3 * min(g["preempt_cheap"])  # on every seed
 
 
 class TestErlangAgainstTheTick:
