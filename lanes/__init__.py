@@ -27,15 +27,15 @@ _MODULES = {
     " allen_cunneen_wait_s",
     "lane.interactive": "LaneScenario LanePolicy TenantLoad simulate_lane compare_policies",
     "lane.jobstore": "JobStore ProviderBatchAPI BatchLaneScenario simulate_batch_lane plan_overflow chunk",
-    "engine.continuous": "BatchingScenario simulate_batching compare_batching decode_step_curve",
+    "gpu.continuous": "BatchingScenario simulate_batching compare_batching decode_step_curve",
     "lane.queueing": "mm1_response_quantile_s simulate_queue QueueRun",
-    "engine.kvpool": "KvScenario simulate_kv_pool KvPoolResult preemption_costs PreemptionCost pool_tokens_for",
-    "engine.hardware": "Hardware Model HARDWARE MODELS get_hardware get_model",
-    "engine.chains": "littles_law kv_in_flight goodput swap_vs_recompute hol_blocking p99_knee long_prompt tenant_cost"
+    "gpu.kvpool": "KvScenario simulate_kv_pool KvPoolResult preemption_costs PreemptionCost pool_tokens_for",
+    "gpu.hardware": "Hardware Model HARDWARE MODELS get_hardware get_model",
+    "gpu.chains": "littles_law kv_in_flight goodput swap_vs_recompute hol_blocking p99_knee long_prompt tenant_cost"
     " CHAINS all_chains",
-    "engine.steps": "Request StepRecord StepResult step_cost simulate_steps",
-    "engine.batcher": "MicroBatcher QueueFullError BatchRun simulate_batches run_async",
-    "engine.fairness": "Tenant schedule FairnessResult",
+    "gpu.steps": "Request StepRecord StepResult step_cost simulate_steps",
+    "gpu.batcher": "MicroBatcher QueueFullError BatchRun simulate_batches run_async",
+    "gpu.fairness": "Tenant schedule FairnessResult",
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 

@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 #: The parts whose ``cli`` modules register subcommands, in help order.
-_PARTS = ("pool", "engine")
+_PARTS = ("pool", "gpu")
 #: Commands whose part is known without importing the others, so that
 #: ``python -m lanes table`` builds (and imports) only the pool's parser.
 #: Any other command, ``--help`` or none builds the full parser.
@@ -38,7 +38,7 @@ def _replay_inputs(trace, base):
     The pool cannot import the engine (the layout rule), so the entry point,
     which sees every part, hands the pool's ``table`` this function.
     """
-    from .engine.replay import replay_inputs
+    from .gpu.replay import replay_inputs
 
     return replay_inputs(trace, base)
 
@@ -54,7 +54,7 @@ def build_parser(parts: tuple[str, ...] = _PARTS) -> argparse.ArgumentParser:
         if part == "pool":
             from .pool import cli
         else:
-            from .engine import cli
+            from .gpu import cli
         cli.add_subcommands(sub)
     parser.set_defaults(replay_inputs=_replay_inputs)
     return parser

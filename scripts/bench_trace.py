@@ -26,7 +26,7 @@ ONE_RUN = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from lanes.pool.traces import load_trace
-from lanes.engine.replay import hold_times_s
+from lanes.gpu.replay import hold_times_s
 from lanes.pool.traces import trace_scenario, trace_stream
 from lanes import simulate
 t1 = time.perf_counter()

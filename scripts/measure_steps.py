@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Time engine steps of a transformer on your own CUDA GPU; write a step-timing JSONL file.
 
-The file has the format of ``lanes/engine/data/h200-llama-3.1-8b-steps.jsonl``
+The file has the format of ``lanes/gpu/data/h200-llama-3.1-8b-steps.jsonl``
 (one JSON object per line: env, ceiling, link, decode, prefill and ablation
-rows), so ``lanes.engine.measured.load_records(path)`` reads it and
+rows), so ``lanes.gpu.measured.load_records(path)`` reads it and
 ``measured.hardware_from_file(path)`` fits a step model for your GPU; set the
 file variable at the top of chapter 11 to it to re-run the chapter.
 
@@ -19,7 +19,7 @@ Needs PyTorch with CUDA (not a dependency of ``lanes``)::
 A file written with ``--only-large-batches`` has no prefill rows, so the
 loader refuses it as a fitting file; it is a held-out check instead: read its
 lines with ``json`` and pass the list to
-``lanes.engine.measured.residuals(H200_LLAMA_8B, records)``.
+``lanes.gpu.measured.residuals(H200_LLAMA_8B, records)``.
 
 The model is random BF16 weights in plain PyTorch: fused QKV and gate/up
 matrices, RMSNorm, RoPE, grouped-query attention through

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from lanes.engine.batcher import MicroBatcher, QueueFullError, run_async, simulate_batches
+from lanes.gpu.batcher import MicroBatcher, QueueFullError, run_async, simulate_batches
 
 
 def run_loop(coroutine):

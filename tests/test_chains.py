@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from lanes.engine import chains
+from lanes.gpu import chains
 
 
 class TestLittlesLaw:

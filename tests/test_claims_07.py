@@ -2,9 +2,9 @@
 
 import pytest
 
-from lanes.engine.batcher import simulate_batches
-from lanes.engine.continuous import BatchingScenario, decode_step_curve, simulate_batching
-from lanes.engine.hardware import get_hardware, get_model
+from lanes.gpu.batcher import simulate_batches
+from lanes.gpu.continuous import BatchingScenario, decode_step_curve, simulate_batching
+from lanes.gpu.hardware import get_hardware, get_model
 from lanes.lane.jobstore import JobStore
 from lanes.pool.sweep import SEEDS
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from lanes.engine import chains
-from lanes.engine.hardware import get_hardware, get_model
+from lanes.gpu import chains
+from lanes.gpu.hardware import get_hardware, get_model
 
 LLAMA8B, LLAMA70B, H100 = get_model("llama-3.1-8b"), get_model("llama-3.3-70b"), get_hardware("h100-sxm")
 

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from lanes.engine import chains, fairness, steps
-from lanes.engine.hardware import get_hardware, get_model
+from lanes.gpu import chains, fairness, steps
+from lanes.gpu.hardware import get_hardware, get_model
 from lanes.lane import queueing
 from lanes.pool.sweep import SEEDS
 

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import lanes
-from lanes.engine import kvpool, steps
+from lanes.gpu import kvpool, steps
 from lanes.lane import queueing
 from lanes.pool import erlang
 from lanes.pool.sweep import SEEDS, sweep_seeds

@@ -9,9 +9,9 @@ import statistics
 import pytest
 from glued_values import glued, referenced
 
-from lanes.engine import chains, measured
-from lanes.engine.hardware import get_hardware
-from lanes.engine.steps import step_cost
+from lanes.gpu import chains, measured
+from lanes.gpu.hardware import get_hardware
+from lanes.gpu.steps import step_cost
 
 RECORDS = measured.load_records()
 MODEL = measured.model_from_records(RECORDS)

@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from lanes.engine import replay
+from lanes.gpu import replay
 from lanes.pool import traces
 from glued_values import glued, referenced
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lanes.engine.continuous import BatchingScenario, decode_step_curve, simulate_batching
+from lanes.gpu.continuous import BatchingScenario, decode_step_curve, simulate_batching
 
 
 class TestDecodeStep:

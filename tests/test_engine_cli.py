@@ -113,7 +113,7 @@ class TestSubprocess:
         code = (
             "import sys; from lanes.cli import main; "
             "main(['prefill', '--prompts', '500', '--json']); main(['chains', '--json']); "
-            "import lanes.engine.batcher, lanes.engine.fairness; "
+            "import lanes.gpu.batcher, lanes.gpu.fairness; "
             "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'ipywidgets') if m in sys.modules))"
         )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

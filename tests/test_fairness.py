@@ -2,7 +2,7 @@
 
 import pytest
 
-from lanes.engine.fairness import Tenant, schedule
+from lanes.gpu.fairness import Tenant, schedule
 
 A = Tenant("A", 200, 100)
 B = Tenant("B", 8000, 1000)

@@ -1,7 +1,7 @@
 """Every public callable answers or refuses cleanly, within time and memory limits.
 
 The callables are discovered from the public names of ``lanes.pool``,
-``lanes.lane`` and ``lanes.engine`` (each module's ``__all__``, or its
+``lanes.lane`` and ``lanes.gpu`` (each module's ``__all__``, or its
 non-underscore functions and classes), so a function added later is fuzzed
 without touching this file.  What is left out is listed in ``EXCLUDED_MODULES``
 and ``EXCLUDED`` with the reason.
@@ -57,7 +57,7 @@ CALL_LIMIT_S = float(os.environ.get("LANES_FUZZ_CALL_LIMIT_S", "20"))
 SLOW_CALLS_S = {
     # refits the step model once per measured row: 4 s of CPU, 8 s of wall time at load 5 here,
     # and past 20 s when the fuzz's two workers share the 2 cores with other jobs
-    "lanes.engine.measured.leave_one_out": 60.0,
+    "lanes.gpu.measured.leave_one_out": 60.0,
 }
 #: Growth of a worker's peak resident memory one call may cause.
 MEMORY_LIMIT_BYTES = 1 << 30
@@ -67,7 +67,7 @@ CALLABLE_BUDGET_S = float(os.environ.get("LANES_FUZZ_BUDGET_S", "1.5" if "LANES_
 #: Worker processes the calls are spread over.
 WORKERS = int(os.environ.get("LANES_FUZZ_WORKERS", "2"))
 
-PARTS = ("lanes.pool", "lanes.lane", "lanes.engine")
+PARTS = ("lanes.pool", "lanes.lane", "lanes.gpu")
 
 #: Modules left out, with the reason.
 EXCLUDED_MODULES = {
@@ -91,26 +91,26 @@ EXCLUDED = {
             "lanes.lane.interactive.LaneRecord", "lanes.lane.interactive.LaneResult",
             "lanes.lane.jobstore.ItemLease", "lanes.lane.jobstore.JobStatus",
             "lanes.lane.jobstore.OverflowPlan", "lanes.lane.jobstore.BatchLaneResult",
-            "lanes.lane.queueing.QueueRun", "lanes.engine.batcher.BatchRun",
-            "lanes.engine.chains.LittlesLaw", "lanes.engine.chains.KvInFlight",
-            "lanes.engine.chains.Goodput", "lanes.engine.chains.SwapVsRecompute",
-            "lanes.engine.chains.HolBlocking", "lanes.engine.chains.P99Knee",
-            "lanes.engine.chains.LongPrompt", "lanes.engine.chains.TenantCost",
-            "lanes.engine.chains.TokenWeights", "lanes.engine.continuous.DecodeStep",
-            "lanes.engine.continuous.BatchingResult", "lanes.engine.fairness.FairnessResult",
-            "lanes.engine.kvpool.KvPoolResult", "lanes.engine.kvpool.PreemptionCost",
-            "lanes.engine.replay.HoldProfile", "lanes.pool.protocol.Observation",
+            "lanes.lane.queueing.QueueRun", "lanes.gpu.batcher.BatchRun",
+            "lanes.gpu.chains.LittlesLaw", "lanes.gpu.chains.KvInFlight",
+            "lanes.gpu.chains.Goodput", "lanes.gpu.chains.SwapVsRecompute",
+            "lanes.gpu.chains.HolBlocking", "lanes.gpu.chains.P99Knee",
+            "lanes.gpu.chains.LongPrompt", "lanes.gpu.chains.TenantCost",
+            "lanes.gpu.chains.TokenWeights", "lanes.gpu.continuous.DecodeStep",
+            "lanes.gpu.continuous.BatchingResult", "lanes.gpu.fairness.FairnessResult",
+            "lanes.gpu.kvpool.KvPoolResult", "lanes.gpu.kvpool.PreemptionCost",
+            "lanes.gpu.replay.HoldProfile", "lanes.pool.protocol.Observation",
             "lanes.pool.protocol.Running", "lanes.pool.protocol.Request", "lanes.pool.protocol.QueuedBatch",
-            "lanes.engine.measured.Residual", "lanes.engine.steps.StepCost",
-            "lanes.engine.steps.StepRecord", "lanes.engine.steps.StepResult",
+            "lanes.gpu.measured.Residual", "lanes.gpu.steps.StepCost",
+            "lanes.gpu.steps.StepRecord", "lanes.gpu.steps.StepResult",
         )
     },
-    "lanes.engine.batcher.QueueFullError": "an exception class",
+    "lanes.gpu.batcher.QueueFullError": "an exception class",
     "lanes.pool.protocol.DecisionError": "an exception class",
-    "lanes.engine.batcher.MicroBatcher": "an asyncio object driven by run_async; fuzzed through run_async",
+    "lanes.gpu.batcher.MicroBatcher": "an asyncio object driven by run_async; fuzzed through run_async",
     "lanes.lane.jobstore.JobStore": "an SQLite store driven by simulate_batch_lane; fuzzed through it",
     "lanes.lane.jobstore.ProviderBatchAPI": "a stand-in provider driven by simulate_batch_lane; fuzzed through it",
-    "lanes.engine.calibration.StepModel": "fitted coefficients made by fit_step_model; fuzzed through it",
+    "lanes.gpu.calibration.StepModel": "fitted coefficients made by fit_step_model; fuzzed through it",
     "lanes.pool.sweep.progress_enabled": "reads the environment for a progress bar",
     # pandas helpers over a frame a sweep returned
     "lanes.pool.sweep.spread": "groups a sweep's pandas frame; fuzzed through the sweeps",
@@ -166,20 +166,20 @@ class Build:
 BUILDERS = {
     "Scenario": lambda _: _imp("lanes.pool.scenario").Scenario(hours=0.05, backlog=60),
     "Policy": lambda _: _imp("lanes.pool.policies").Policy("reserve", reserve=2),
-    "Model": lambda _: _imp("lanes.engine.hardware").get_model("llama-3.1-8b"),
-    "Hardware": lambda _: _imp("lanes.engine.hardware").get_hardware("h100-sxm"),
+    "Model": lambda _: _imp("lanes.gpu.hardware").get_model("llama-3.1-8b"),
+    "Hardware": lambda _: _imp("lanes.gpu.hardware").get_hardware("h100-sxm"),
     "LaneScenario": lambda _: _imp("lanes.lane.interactive").LaneScenario(duration_s=30),
     "LanePolicy": lambda _: _imp("lanes.lane.interactive").LanePolicy(max_queue=4),
     "TenantLoad": lambda _: _imp("lanes.lane.interactive").TenantLoad("a", 2.0),
-    "BatchingScenario": lambda _: _imp("lanes.engine.continuous").BatchingScenario(requests=8),
-    "KvScenario": lambda _: _imp("lanes.engine.kvpool").KvScenario(seconds=120, warmup_s=10, backlog=50),
+    "BatchingScenario": lambda _: _imp("lanes.gpu.continuous").BatchingScenario(requests=8),
+    "KvScenario": lambda _: _imp("lanes.gpu.kvpool").KvScenario(seconds=120, warmup_s=10, backlog=50),
     "BatchLaneScenario": lambda _: _imp("lanes.lane.jobstore").BatchLaneScenario(items=200),
-    "StepModel": lambda _: _imp("lanes.engine.measured").fit_step_model(),
+    "StepModel": lambda _: _imp("lanes.gpu.measured").fit_step_model(),
     "ArrivalStream": lambda _: _imp("lanes.pool.arrivals").draw_stream(
         _imp("lanes.pool.scenario").Scenario(hours=0.05, backlog=60)
     ),
-    "Tenant": lambda _: _imp("lanes.engine.fairness").Tenant("a", 200, 100),
-    "Request": lambda _: _imp("lanes.engine.steps").Request(300, 4),
+    "Tenant": lambda _: _imp("lanes.gpu.fairness").Tenant("a", 200, 100),
+    "Request": lambda _: _imp("lanes.gpu.steps").Request(300, 4),
     "Trace": lambda _: _imp("lanes.pool.traces").trace_from_requests(
         [0, 0.4, 1.5, 2.0, 7.25, 9.0], [120, 900, 40, 3000, 64, 500], [30, 200, 8, 400, 12, 90], name="fuzz"
     ),
@@ -571,7 +571,7 @@ def _short(value: Any) -> str:
 
 def test_discovery_finds_the_public_models():
     found = public_callables()
-    for dotted in ("lanes.pool.engine.simulate", "lanes.engine.chains.hol_blocking", "lanes.lane.jobstore.chunk"):
+    for dotted in ("lanes.pool.engine.simulate", "lanes.gpu.chains.hol_blocking", "lanes.lane.jobstore.chunk"):
         assert dotted in found
     import lanes
 

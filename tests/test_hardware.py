@@ -2,7 +2,7 @@
 
 import pytest
 
-from lanes.engine.hardware import GB, HARDWARE, KIB, MODELS, Hardware, Model, get_hardware, get_model
+from lanes.gpu.hardware import GB, HARDWARE, KIB, MODELS, Hardware, Model, get_hardware, get_model
 
 
 class TestHardware:

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from lanes.engine import chains
-from lanes.engine import kvpool
+from lanes.gpu import chains
+from lanes.gpu import kvpool
 
 SC = kvpool.KvScenario(seconds=1800, warmup_s=300)
 

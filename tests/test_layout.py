@@ -11,7 +11,7 @@ import lanes
 
 PACKAGE = Path(lanes.__file__).parent
 #: Parts in order: a module may import from its own part and the parts before it.
-PARTS = ("pool", "lane", "engine", "exercises")
+PARTS = ("pool", "lane", "gpu", "exercises")
 
 
 def _imported_parts(path: Path) -> set[str]:
@@ -64,8 +64,8 @@ def test_no_part_imports_a_part_above_it(part):
 def test_the_scan_sees_an_upward_import(tmp_path):
     fake = tmp_path / "pool" / "x.py"
     fake.parent.mkdir()
-    fake.write_text("def f():\n    from ..engine.steps import step_cost\n    from lanes.lane import queueing\n")
-    assert _imported_parts(fake) == {"engine", "lane"}
+    fake.write_text("def f():\n    from ..gpu.steps import step_cost\n    from lanes.lane import queueing\n")
+    assert _imported_parts(fake) == {"gpu", "lane"}
 
 
 def test_every_public_name_lives_in_a_part():

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lanes.engine import measured
-from lanes.engine.calibration import H200_LLAMA_8B, StepModel
-from lanes.engine.hardware import get_hardware, get_model
+from lanes.gpu import measured
+from lanes.gpu.calibration import H200_LLAMA_8B, StepModel
+from lanes.gpu.hardware import get_hardware, get_model
 
 SHIPPED = measured.load_records()
 
@@ -138,7 +138,7 @@ REFIT_REL = 1e-6
 _REFIT_SCRIPT = """
 import json
 from dataclasses import asdict
-from lanes.engine import measured
+from lanes.gpu import measured
 fit = asdict(measured.fit_step_model())
 held = {n: [r.error for r in measured.batch_holdout(max_batch=n)] for n in (8, 16)}
 print(json.dumps({"fit": fit, "held": held}))
@@ -380,7 +380,7 @@ class TestBadInputToTheNewCalls:
             H200_LLAMA_8B.breakdown(self.M, **kw)
 
     def test_soft_max(self):
-        from lanes.engine.calibration import soft_max
+        from lanes.gpu.calibration import soft_max
 
         assert soft_max(3, 4, 1) == 7 and soft_max(3, 4, 2) == pytest.approx(5) and soft_max(0, 0, 2) == 0
         assert 4 < soft_max(3, 4, 8) < 4.1
@@ -391,7 +391,7 @@ class TestBadInputToTheNewCalls:
 
 class TestModelVocab:
     def test_vocab_must_leave_parameters_for_the_layers(self):
-        from lanes.engine.hardware import Model
+        from lanes.gpu.hardware import Model
 
         with pytest.raises(ValueError, match="vocab must leave parameters"):
             Model(name="x", params=1e6, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
@@ -401,7 +401,7 @@ class TestModelVocab:
                   source="test", vocab=-1)
 
     def test_without_vocab_the_body_is_every_parameter(self):
-        from lanes.engine.hardware import Model
+        from lanes.gpu.hardware import Model
 
         m = Model(name="x", params=1e9, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
                   source="test")
@@ -443,7 +443,7 @@ class TestSteptimeCli:
         assert out["breakdown"]["launch_s"] > 0
 
     def test_datasheet_profile_uses_the_roofline(self, capsys):
-        from lanes.engine.steps import step_cost
+        from lanes.gpu.steps import step_cost
 
         out = self._json(capsys, ["--hardware", "h200", "--decode", "64", "2048"])
         cost = step_cost([(2048, 1)] * 64, model=get_model("llama-3.1-8b"), hardware=get_hardware("h200"))
@@ -620,7 +620,7 @@ class TestProfileInTheEngine:
     """h200-measured is usable wherever h200 is: step_cost, the step simulator, the chains."""
 
     def test_step_cost_matches_the_calibration_for_a_mixed_step(self):
-        from lanes.engine.steps import step_cost
+        from lanes.gpu.steps import step_cost
 
         m, h = get_model("llama-3.1-8b"), get_hardware("h200-measured")
         seqs = [(2048, 1)] * 32 + [(1024, 1)] * 32 + [(0, 512), (4096, 256)]
@@ -635,7 +635,7 @@ class TestProfileInTheEngine:
         assert not roof.additive and roof.duration_s == max(roof.compute_s, roof.memory_s)
 
     def test_simulator_runs_on_the_measured_profile(self):
-        from lanes.engine.steps import Request, simulate
+        from lanes.gpu.steps import Request, simulate
 
         run = simulate([Request(3000, output_tokens=4)], budget_tokens=2048, hardware="h200-measured",
                        decoders=16, decoder_context_tokens=1024)
@@ -646,7 +646,7 @@ class TestProfileInTheEngine:
         assert run.ttft_s[0] > 0 and len(run.steps) == 2 + 3
 
     def test_goodput_max_batch_is_the_last_batch_within_target(self):
-        from lanes.engine import chains
+        from lanes.gpu import chains
 
         m = get_model("llama-3.1-8b")
         for target in (0.008, 0.010, 0.020):
@@ -654,7 +654,7 @@ class TestProfileInTheEngine:
             assert H200_LLAMA_8B.step_s(m, decode=(n, 2048)) <= target < H200_LLAMA_8B.step_s(m, decode=(n + 1, 2048))
 
     def test_recompute_uses_the_whole_calibrated_prefill(self):
-        from lanes.engine import chains
+        from lanes.gpu import chains
 
         m = get_model("llama-3.1-8b")
         r = chains.swap_vs_recompute(hardware="h200-measured", link_bytes_per_s=55e9)

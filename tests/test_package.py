@@ -19,4 +19,4 @@ def test_unknown_name_is_an_attribute_error():
 
 def test_slot_pool_and_step_simulators_keep_distinct_names():
     assert lanes.simulate.__module__ == "lanes.pool.engine"
-    assert lanes.simulate_steps.__module__ == "lanes.engine.steps"
+    assert lanes.simulate_steps.__module__ == "lanes.gpu.steps"

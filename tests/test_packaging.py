@@ -114,7 +114,7 @@ def _package_files_in_tree() -> set[str]:
         if not path.is_file() or "__pycache__" in path.parts:
             continue
         rel = path.relative_to(ROOT).as_posix()
-        if path.suffix == ".py" or re.fullmatch(r"lanes/engine/data/[^/]+\.jsonl", rel):
+        if path.suffix == ".py" or re.fullmatch(r"lanes/gpu/data/[^/]+\.jsonl", rel):
             files.add(rel)
         elif re.fullmatch(r"lanes/data/traces/[^/]+\.(csv\.gz|txt|md)", rel):  # the traces, licence, credit
             files.add(rel)

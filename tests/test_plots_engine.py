@@ -6,9 +6,9 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lanes.engine import chains, fairness, kvpool, steps  # noqa: E402
+from lanes.gpu import chains, fairness, kvpool, steps  # noqa: E402
 from lanes.lane import queueing  # noqa: E402
-from lanes.engine import plots as pe  # noqa: E402
+from lanes.gpu import plots as pe  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +74,7 @@ def _whole(ticks) -> bool:
 
 class TestIntegerAxes:
     def test_microbatch_batch_numbers_and_sizes_are_whole(self):
-        from lanes.engine.batcher import simulate_batches
+        from lanes.gpu.batcher import simulate_batches
 
         r = simulate_batches([0.0] * 20, max_batch=8, max_wait_s=0.02, model_call_s=0.05)
         a, _ = pe.plot_microbatch({"run": r})

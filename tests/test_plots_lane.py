@@ -9,10 +9,10 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lanes.engine import plots as engine_plots  # noqa: E402
+from lanes.gpu import plots as engine_plots  # noqa: E402
 from lanes.lane import plots as plots_lane  # noqa: E402
-from lanes.engine.batcher import simulate_batches  # noqa: E402
-from lanes.engine.continuous import BatchingScenario, decode_step_curve, simulate_batching  # noqa: E402
+from lanes.gpu.batcher import simulate_batches  # noqa: E402
+from lanes.gpu.continuous import BatchingScenario, decode_step_curve, simulate_batching  # noqa: E402
 from lanes.lane.jobstore import BatchLaneScenario, simulate_batch_lane  # noqa: E402
 from lanes.lane.interactive import LanePolicy, LaneScenario, TenantLoad, simulate_lane  # noqa: E402
 
@@ -78,7 +78,7 @@ class TestExplorers:
 
     def test_microbatch_explorer_moves(self):
         pytest.importorskip("ipywidgets")
-        from lanes.engine import widgets as engine_widgets
+        from lanes.gpu import widgets as engine_widgets
 
         e = engine_widgets.microbatch_explorer()
         assert "8 8 4" in e.table.value
@@ -90,7 +90,7 @@ class TestExplorers:
 
 def test_models_import_no_heavy_modules():
     code = (
-        "import sys, lanes.lane.interactive, lanes.lane.jobstore, lanes.engine.continuous; "
+        "import sys, lanes.lane.interactive, lanes.lane.jobstore, lanes.gpu.continuous; "
         "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'ipywidgets') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

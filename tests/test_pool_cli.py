@@ -112,7 +112,7 @@ class TestLightImports:
 
     def test_table_imports_neither_other_parts_nor_json(self):
         modules = self._imported_by_the_command("table", "--hours", "0.1")
-        assert not {m for m in modules if m.startswith(("lanes.engine", "lanes.lane"))}
+        assert not {m for m in modules if m.startswith(("lanes.gpu", "lanes.lane"))}
         assert "json" not in modules
 
     def test_import_lanes_is_light(self):

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from lanes.engine import chains, steps
+from lanes.gpu import chains, steps
 from lanes.lane import queueing
 
 

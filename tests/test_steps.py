@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lanes.engine.hardware import get_hardware, get_model
-from lanes.engine.steps import Request, simulate, step_cost
+from lanes.gpu.hardware import get_hardware, get_model
+from lanes.gpu.steps import Request, simulate, step_cost
 
 M = get_model("llama-3.1-8b")
 H = get_hardware("h100-sxm")

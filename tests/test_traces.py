@@ -14,8 +14,8 @@ import pytest
 
 import lanes
 from lanes.cli import main
-from lanes.engine import replay as rp
-from lanes.engine.steps import simulate as simulate_steps
+from lanes.gpu import replay as rp
+from lanes.gpu.steps import simulate as simulate_steps
 from lanes.pool import reference as reference_pool
 from lanes.pool import traces as tr
 
@@ -245,8 +245,8 @@ class TestReplay:
         w = conv.window(0, 60)
         prof = rp.hold_profile(w, batch=64)
         holds = rp.hold_times_s(w, batch=64)
-        from lanes.engine.hardware import get_hardware, get_model
-        from lanes.engine.steps import step_cost
+        from lanes.gpu.hardware import get_hardware, get_model
+        from lanes.gpu.steps import step_cost
 
         m, h = get_model("llama-3.1-8b"), get_hardware("h200-measured")
         for i in (0, 5, 17):

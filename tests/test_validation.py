@@ -96,7 +96,7 @@ import numpy as np  # noqa: E402
 
 import lanes  # noqa: E402
 from lanes import _checks  # noqa: E402
-from lanes.engine import batcher, chains, continuous, fairness, kvpool, measured, steps  # noqa: E402
+from lanes.gpu import batcher, chains, continuous, fairness, kvpool, measured, steps  # noqa: E402
 from lanes.lane import queueing  # noqa: E402
 from lanes.pool import arrivals  # noqa: E402
 
@@ -229,7 +229,7 @@ class TestTracesReplayAndTheReference:
         refused(call, *names)
 
     def test_a_tick_count_short_of_the_stream_names_the_rule(self):
-        from lanes.engine import replay
+        from lanes.gpu import replay
 
         sc, st = replay.replay_inputs(_trace(), Scenario(hours=0.05, backlog=3))
         message = refused(lambda: _traces().reference_draws(st, 2), "ticks")
@@ -251,7 +251,7 @@ class TestTracesReplayAndTheReference:
 
 
 def _replay():
-    from lanes.engine import replay
+    from lanes.gpu import replay
 
     return replay
 

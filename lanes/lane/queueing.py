@@ -1,6 +1,6 @@
 """A single prefill queue: M/M/1 formulas and a seeded simulation to check them.
 
-The p99 TTFT chain (:func:`lanes.engine.chains.p99_knee`) treats prefill as an M/M/1
+The p99 TTFT chain (:func:`lanes.gpu.chains.p99_knee`) treats prefill as an M/M/1
 queue: Poisson arrivals, exponential service times, one server, first come
 first served.  Its response time is exponential with mean ``S / (1 - rho)``,
 so every percentile is a multiple of that mean.  This module gives the curve
@@ -12,7 +12,7 @@ so every percentile is a multiple of that mean.  This module gives the curve
   shape ``sigma``, as prompt lengths often are (an M/G/1 queue);
 * ``service="prefill"``: prompt lengths are exponential in tokens and each
   prompt's service time comes from a function given as ``prefill_s``, such
-  as :func:`lanes.engine.steps.prefill_service_s` (the prefill step on the
+  as :func:`lanes.gpu.steps.prefill_service_s` (the prefill step on the
   roofline), so the queue runs on the step model's costs without importing it.
 
 Standard library only; every run takes an explicit ``seed``.
@@ -157,7 +157,7 @@ def simulate_queue(
         Seed of the ``random.Random`` used for arrivals and service times.
     prefill_s : callable, optional
         For ``"prefill"``: the service time (s) of a prompt of so many tokens,
-        for example :func:`lanes.engine.steps.prefill_service_s`.  The queue
+        for example :func:`lanes.gpu.steps.prefill_service_s`.  The queue
         itself knows nothing of the engine, so this must be given.
 
     Returns

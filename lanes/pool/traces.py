@@ -33,7 +33,7 @@ the field.
 Replaying a trace through the slot pool needs a hold time per request (the
 seconds it keeps its slot).  This part of the package knows nothing of the
 engine: :func:`trace_stream` takes the hold times as plain numbers, and
-:func:`lanes.engine.replay.hold_times_s` computes them from a step-time
+:func:`lanes.gpu.replay.hold_times_s` computes them from a step-time
 profile.
 """
 

@@ -1,6 +1,6 @@
 """Answer key of set 09 (instructor only)."""
 
-import lanes.engine.chains as chains
+import lanes.gpu.chains as chains
 from lanes.exercises.judge import close, equal
 
 

@@ -1,7 +1,7 @@
 """Answer key of set 11 (instructor only: never copied into exercises/)."""
 
-from lanes.engine import chains, measured, steps
-from lanes.engine.hardware import get_hardware, get_model
+from lanes.gpu import chains, measured, steps
+from lanes.gpu.hardware import get_hardware, get_model
 from lanes.exercises.judge import choice, close, equal
 
 MODEL = "llama-3.1-8b"

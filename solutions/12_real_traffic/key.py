@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 import lanes
-from lanes.engine import replay
+from lanes.gpu import replay
 from lanes.exercises.judge import choice, close, equal
 from lanes.pool import traces
 

@@ -71,7 +71,7 @@ def replay_inputs(m: dict, seed: int):
     """A trace day's (scenario, stream) for ``seed``, built once per member and seed."""
     key = (m["trace"], m["slots"], tuple(m["batch_service_s"]), m["preempt_cost_s"], seed)
     if key not in _REPLAYS:
-        from lanes.engine import replay
+        from lanes.gpu import replay
         from lanes.pool import traces
 
         _REPLAYS[key] = replay.replay_inputs(traces.load_trace(m["trace"]).resample(seed), scenario(m, seed))

@@ -50,7 +50,7 @@ def _trace(name):
 @lru_cache(maxsize=64)
 def _replay_inputs(v, seed):
     """A trace day's (scenario, stream) on ``seed``: the seed picks the resample of the real hour."""
-    from lanes.engine import replay
+    from lanes.gpu import replay
 
     return replay.replay_inputs(_trace(v.trace).resample(seed), scenario(v, seed))
 

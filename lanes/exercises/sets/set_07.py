@@ -1,6 +1,6 @@
 """Set 07: micro-batching, the queue a zero wait still takes, and a wait under a call budget."""
 
-from lanes.engine.batcher import simulate_batches
+from lanes.gpu.batcher import simulate_batches
 from lanes.exercises.forms import Choice, Float, Int
 from lanes.exercises.spec import Question, SetSpec
 

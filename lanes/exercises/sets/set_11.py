@@ -5,7 +5,7 @@ from lanes.exercises.spec import Question, SetSpec
 
 
 def _decode_rows():
-    from lanes.engine import measured
+    from lanes.gpu import measured
 
     return sorted((r["batch"], r["context"]) for r in measured.load_records() if r["kind"] == "decode")
 

@@ -2,7 +2,7 @@
 
 A decode step reads every weight once, whether it serves one sequence or
 sixteen.  :func:`decode_step_curve` prices one decode step on the roofline of
-:func:`lanes.engine.steps.step_cost` for a range of batch sizes: while the weights
+:func:`lanes.gpu.steps.step_cost` for a range of batch sizes: while the weights
 dominate the bytes read, the step time hardly moves and tokens per second grow
 almost in proportion to the batch.
 
@@ -18,7 +18,7 @@ lengths through ``slots`` decode slots in one of two modes:
 Each step lasts the roofline time of the sequences decoding in it (context =
 prompt plus tokens generated so far).  Prefill is left out on purpose: it is
 the same in both modes and the chain chapters treat it.  Standard library only
-apart from :mod:`lanes.engine.steps` and :mod:`lanes.engine.hardware`.
+apart from :mod:`lanes.gpu.steps` and :mod:`lanes.gpu.hardware`.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def decode_step_curve(
     context_tokens : int
         Tokens already in each sequence's KV cache (>= 0).
     model, hardware : str or catalog entry
-        From :mod:`lanes.engine.hardware`.
+        From :mod:`lanes.gpu.hardware`.
     mfu : float
         Model FLOPs utilisation in (0, 1].
 
@@ -150,7 +150,7 @@ class BatchingScenario:
     prompt_tokens : int
         Prompt length of every request (tokens, its KV context at the first step).
     model, hardware : str
-        Catalog names (see :mod:`lanes.engine.hardware`).
+        Catalog names (see :mod:`lanes.gpu.hardware`).
     mfu : float
         Model FLOPs utilisation in (0, 1].
     seed : int

@@ -6,8 +6,8 @@ in the field names).  ``to_dict()`` gives the unrounded numbers, which is what
 ``python -m lanes chains --json`` prints.
 
 The head-of-line (:func:`hol_blocking`) and 100K-prompt (:func:`long_prompt`)
-chains run the step simulator in :mod:`lanes.engine.steps`; the others are the card's
-closed forms on the catalog in :mod:`lanes.engine.hardware`.
+chains run the step simulator in :mod:`lanes.gpu.steps`; the others are the card's
+closed forms on the catalog in :mod:`lanes.gpu.hardware`.
 """
 
 from __future__ import annotations
@@ -579,7 +579,7 @@ def tenant_cost(
     TenantCost
         A = 500, B = 11,000, 22x per request; round-robin by request gives B
         22/23 = 96% of the weighted tokens; the token-fair scheduler of
-        :mod:`lanes.engine.fairness` gives B about half.
+        :mod:`lanes.gpu.fairness` gives B about half.
     """
     from .fairness import MAX_ADMISSIONS, Tenant, _admissions_needed, schedule
 

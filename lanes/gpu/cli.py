@@ -2,7 +2,7 @@
 
 ``python -m lanes chains [--json]`` prints every chain with the card's inputs.
 ``python -m lanes prefill --budget 8192 --order fcfs --prompts 32768 500 500 [--json]``
-runs :func:`lanes.engine.steps.simulate` for prompts that all arrive at t = 0, in the
+runs :func:`lanes.gpu.steps.simulate` for prompts that all arrive at t = 0, in the
 order given.
 ``python -m lanes steptime --hardware h200-measured --model llama-3.1-8b --decode 64 2048
 --prefill 512 0 [--json]`` prices one engine step holding a decode group and any
@@ -193,7 +193,7 @@ def steptime(
     """The ``steptime`` result as a dict: ``step_s`` and a ``breakdown`` of seconds.
 
     On a calibrated profile the breakdown holds the parts of
-    :meth:`lanes.engine.calibration.StepModel.breakdown` (they add up to
+    :meth:`lanes.gpu.calibration.StepModel.breakdown` (they add up to
     ``step_s``) and ``outside_measured_range`` lists why the step lies
     outside the shapes the model was fitted on (empty inside them, and on a
     datasheet profile); on a datasheet profile the breakdown holds the

@@ -5,7 +5,7 @@ request admits one request from each in turn, so the tenant with long requests
 takes almost all of the GPU.  The token-fair scheduler keeps a counter per tenant,
 charges it the weighted tokens of every request it admits (1 per input token
 and, by default, the rule of thumb of 3 per output token, because output tokens
-come from memory-bound decode steps; :func:`lanes.engine.chains.token_weights`
+come from memory-bound decode steps; :func:`lanes.gpu.chains.token_weights`
 prices the output weight on the step model instead), and always admits the
 tenant furthest behind, so weighted tokens split about evenly.
 

@@ -2,7 +2,7 @@
 
 The slot pool needs one number per request: the seconds it holds a slot.  A
 trace gives tokens instead, so this module prices them with the engine's
-step model (:func:`lanes.engine.steps.step_cost`, by default on the
+step model (:func:`lanes.gpu.steps.step_cost`, by default on the
 ``h200-measured`` profile, Llama 3.1 8B):
 
 ``hold_s = prefill(prompt_tokens) + output_tokens x decode_step(batch)``
@@ -14,7 +14,7 @@ step model (:func:`lanes.engine.steps.step_cost`, by default on the
   tokens (a decoder is on average half-way through its output).
 
 These are the hold times of a pool that runs full; they ignore queueing
-inside the engine (that is what :func:`lanes.engine.steps.simulate` models,
+inside the engine (that is what :func:`lanes.gpu.steps.simulate` models,
 and it takes a trace too).  The pool rounds each hold up to whole seconds.
 
 >>> from lanes.pool.traces import load_trace

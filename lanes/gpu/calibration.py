@@ -47,7 +47,7 @@ Three of the ten numbers are read off single rows of the file (the GEMV
 ablation row, the matrix-product ceiling, the eager decode rows); the other
 seven are fitted together to every timed step, with no parameter of its own
 for any row.  Fitted values for the shipped H200 file are stored in
-:data:`H200_LLAMA_8B` (``lanes.engine.measured.fit_step_model()`` reproduces
+:data:`H200_LLAMA_8B` (``lanes.gpu.measured.fit_step_model()`` reproduces
 them; a test checks):
 
 ==============================  ==================  ==========================

@@ -23,7 +23,7 @@ arrival when it has nothing to do.  Optionally a number of *background*
 decoders are already running when the run starts and keep decoding until the
 last request finishes (for example 64 decoders of long conversations).
 
-The head-of-line and 100K-prompt chains in :mod:`lanes.engine.chains` are computed with
+The head-of-line and 100K-prompt chains in :mod:`lanes.gpu.chains` are computed with
 :func:`simulate`; nothing there is re-derived by hand.
 """
 
@@ -147,7 +147,7 @@ def _step_cost(
         the tokens it processes now (1 for a decoder, the chunk length for a
         prompt chunk).
     model, hardware : Model, Hardware
-        Catalog entries (see :mod:`lanes.engine.hardware`).
+        Catalog entries (see :mod:`lanes.gpu.hardware`).
     mfu : float
         Model FLOPs utilisation in (0, 1]; ignored (but checked) on a
         calibrated profile such as ``"h200-measured"``, whose rates are
@@ -158,7 +158,7 @@ def _step_cost(
     StepCost
         Linear and attention FLOPs, bytes read, and the times they take.
         On a calibrated profile a sequence with one query token is a decoder
-        (CUDA-graph step, see :class:`lanes.engine.calibration.StepModel`).
+        (CUDA-graph step, see :class:`lanes.gpu.calibration.StepModel`).
     """
     flops_per_s = hardware.achieved_flops_per_s(mfu)
     tokens = 0
@@ -351,7 +351,7 @@ def simulate(
     order : {"fcfs", "by-length"}
         Which waiting prompt gets the budget first.
     model, hardware : str or catalog entry
-        Names from :mod:`lanes.engine.hardware` or the entries themselves.
+        Names from :mod:`lanes.gpu.hardware` or the entries themselves.
     mfu : float
         Model FLOPs utilisation in (0, 1].
     decoders : int

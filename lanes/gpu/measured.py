@@ -28,10 +28,10 @@ eager_floor_s(records) -> float
 weight_bytes_per_s(records) -> float
     Weight-streaming rate: the GEMV ablation row (else the copy ceiling).
 fit_step_model(records=None) -> StepModel
-    Least-squares fit of :class:`lanes.engine.calibration.StepModel` in plain
+    Least-squares fit of :class:`lanes.gpu.calibration.StepModel` in plain
     Python floats (the same bits on any CPU or BLAS), with the shapes it was
     fitted on in ``measured_range``.  On the shipped file it reproduces the
-    stored :data:`lanes.engine.calibration.H200_LLAMA_8B`.
+    stored :data:`lanes.gpu.calibration.H200_LLAMA_8B`.
 kv_read_rates(records=None) -> list[dict]
     The KV read rate two decode rows of one batch show by their difference
     (more context, nothing else), no fit involved.
@@ -608,7 +608,7 @@ def residuals(step_model: StepModel | None = None,
               records: Iterable[dict] | str | Path | None = None) -> list[Residual]:
     """Measured against predicted step time for every decode and prefill row.
 
-    ``step_model`` defaults to the stored :data:`~lanes.engine.calibration.H200_LLAMA_8B`
+    ``step_model`` defaults to the stored :data:`~lanes.gpu.calibration.H200_LLAMA_8B`
     when ``records`` is the shipped file, else to a fresh fit of ``records``.
     """
     _check_step_model(step_model)

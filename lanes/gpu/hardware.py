@@ -41,7 +41,7 @@ class Hardware:
         Where the numbers come from.
     calibration : StepModel or None
         A step-time model fitted to measured steps.  When set, step costs
-        (:func:`lanes.engine.steps.step_cost` and every chain built on it) come
+        (:func:`lanes.gpu.steps.step_cost` and every chain built on it) come
         from it instead of the roofline, and MFU is ignored: the fitted rates
         are already achieved rates.  The roofline fields then hold measured
         ceilings.
@@ -194,7 +194,7 @@ HARDWARE: dict[str, Hardware] = {
             memory_bytes=141 * GB,
             source=(
                 "one NVIDIA H200 SXM, 2026-11-30: ceilings measured, step costs from "
-                "lanes.engine.calibration.H200_LLAMA_8B (fit to lanes/engine/data/"
+                "lanes.gpu.calibration.H200_LLAMA_8B (fit to lanes/gpu/data/"
                 "h200-llama-3.1-8b-steps.jsonl)"
             ),
             calibration=H200_LLAMA_8B,

@@ -475,7 +475,7 @@ def preemption_costs(
     -------
     PreemptionCost
         Swap moves ``2 x context x KV bytes/token`` (out and back); recompute is
-        one prefill of the context on the roofline of :func:`lanes.engine.steps.step_cost`.
+        one prefill of the context on the roofline of :func:`lanes.gpu.steps.step_cost`.
         Both are seconds of the whole engine; see :meth:`PreemptionCost.as_slot_costs`.
     """
     from .steps import step_cost

@@ -1,8 +1,8 @@
 """Matplotlib figures for the engine chapters (the eight chains and where the model breaks).
 
 Every function draws on an ``ax`` (a new figure when omitted) and returns the
-Axes.  The numbers come from :mod:`lanes.engine.chains`, :mod:`lanes.engine.steps`,
-:mod:`lanes.lane.queueing` and :mod:`lanes.engine.kvpool`; nothing is computed here that a
+Axes.  The numbers come from :mod:`lanes.gpu.chains`, :mod:`lanes.gpu.steps`,
+:mod:`lanes.lane.queueing` and :mod:`lanes.gpu.kvpool`; nothing is computed here that a
 model does not already compute.  matplotlib is imported here, never by
 ``import lanes``.
 """
@@ -63,8 +63,8 @@ def plot_kv_ceiling(
 ) -> "Axes":
     """KV in flight against arrival rate if W stayed fixed, with the pool and the naive ceiling.
 
-    Each point is :func:`lanes.engine.chains.littles_law` then
-    :func:`lanes.engine.chains.kv_in_flight` at one rate.
+    Each point is :func:`lanes.gpu.chains.littles_law` then
+    :func:`lanes.gpu.chains.kv_in_flight` at one rate.
     """
     ax = _axes(ax)
     kv_gb = []
@@ -93,7 +93,7 @@ def plot_goodput_cliff(
 ) -> "Axes":
     """TPOT (left axis) and throughput and goodput (right axis) against batch size.
 
-    Each batch size is one call of :func:`lanes.engine.chains.goodput`; the dashed
+    Each batch size is one call of :func:`lanes.gpu.chains.goodput`; the dashed
     line is the TPOT target.  Returns the left Axes (the right one is
     ``ax.right``).
     """
