@@ -30,7 +30,8 @@ _MODULES = {
     "gpu.continuous": "BatchingScenario simulate_batching compare_batching decode_step_curve",
     "lane.queueing": "mm1_response_quantile_s simulate_queue QueueRun",
     "gpu.kvpool": "KvScenario simulate_kv_pool KvPoolResult preemption_costs PreemptionCost pool_tokens_for",
-    "gpu.hardware": "Hardware Model HARDWARE MODELS get_hardware get_model",
+    "gpu.hardware": "Hardware HARDWARE MODELS get_hardware get_model",
+    "gpu.transformer": "Model",
     "gpu.chains": "littles_law kv_in_flight goodput swap_vs_recompute hol_blocking p99_knee long_prompt tenant_cost"
     " CHAINS all_chains",
     "gpu.steps": "Request StepRecord StepResult step_cost simulate_steps",

@@ -82,6 +82,7 @@ EXCLUDED = {
     # Pool, a Scenario or service times.
     "lanes.pool.reference.Pool": "the mutable state of one run, made by new_pool; every step refuses anything else",
     "lanes.pool.protocol.View": "a read-only window the Board hands a scheduler over its own queues",
+    "lanes.gpu.steps.unchecked_step_cost": "step_cost without its checks, for the step simulators; fuzzed through step_cost",
     # records the models return: built by the models from validated input, not by users
     **{
         name: "a result record built by a model, not an entry point"

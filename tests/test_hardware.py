@@ -2,7 +2,8 @@
 
 import pytest
 
-from lanes.gpu.hardware import GB, HARDWARE, KIB, MODELS, Hardware, Model, get_hardware, get_model
+from lanes.gpu.hardware import GB, HARDWARE, KIB, MODELS, Hardware, get_hardware, get_model
+from lanes.gpu.transformer import Model
 
 
 class TestHardware:

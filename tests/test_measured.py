@@ -391,7 +391,7 @@ class TestBadInputToTheNewCalls:
 
 class TestModelVocab:
     def test_vocab_must_leave_parameters_for_the_layers(self):
-        from lanes.gpu.hardware import Model
+        from lanes.gpu.transformer import Model
 
         with pytest.raises(ValueError, match="vocab must leave parameters"):
             Model(name="x", params=1e6, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
@@ -401,7 +401,7 @@ class TestModelVocab:
                   source="test", vocab=-1)
 
     def test_without_vocab_the_body_is_every_parameter(self):
-        from lanes.gpu.hardware import Model
+        from lanes.gpu.transformer import Model
 
         m = Model(name="x", params=1e9, layers=1, d_model=1000, kv_heads=1, head_dim=8, bytes_per_param=2,
                   source="test")

@@ -4,6 +4,7 @@ May use :mod:`lanes.pool` and :mod:`lanes.lane`; neither of them imports it.
 
 Modules
 -------
+transformer  a model's shape and the bytes and FLOPs a step derives from it
 hardware     GPU and model catalogue (datasheet figures)
 steps        roofline cost of one engine step and a step-level prefill simulator
 calibration  a step-time model calibrated on measured GPU steps (profile h200-measured)

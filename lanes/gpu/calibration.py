@@ -115,7 +115,7 @@ from typing import TYPE_CHECKING
 from .. import _checks
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .hardware import Model
+    from .transformer import Model
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import math
 from dataclasses import asdict, dataclass
 
 from .. import _checks
-from .hardware import Hardware, Model, get_hardware, get_model
+from .hardware import Hardware, get_hardware, get_model
+from .transformer import Model
 from .steps import Request, simulate, step_cost
 
 
@@ -581,7 +582,7 @@ def tenant_cost(
         22/23 = 96% of the weighted tokens; the token-fair scheduler of
         :mod:`lanes.gpu.fairness` gives B about half.
     """
-    from .fairness import MAX_ADMISSIONS, Tenant, _admissions_needed, schedule
+    from .fairness import MAX_ADMISSIONS, Tenant, admissions_needed, schedule
 
     tokens = {}
     for name, value, lo in (("a_input_tokens", a_input_tokens, 1), ("a_output_tokens", a_output_tokens, 0),
@@ -598,7 +599,7 @@ def tenant_cost(
             f"(got cost_a={cost_a!r}, cost_b={cost_b!r})"
         )
     capacity = 1e6  # schedule's default run
-    if max(_admissions_needed((cost_a, cost_b), capacity, p) for p in ("round-robin", "token-fair")) <= MAX_ADMISSIONS:
+    if max(admissions_needed((cost_a, cost_b), capacity, p) for p in ("round-robin", "token-fair")) <= MAX_ADMISSIONS:
         rr_b = schedule([a, b], policy="round-robin", **kw).shares["B"]
         fair_b = schedule([a, b], policy="token-fair", **kw).shares["B"]
     else:  # requests so cheap that the run would admit millions: the shares it tends to

@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .. import _checks
-from .hardware import Hardware, Model, get_hardware, get_model
+from .hardware import Hardware, get_hardware, get_model
+from .transformer import Model
 from .steps import MAX_STEP_SEQUENCES
-from .steps import _step_cost as step_cost  # callers here pass checked sequences
+from .steps import unchecked_step_cost as step_cost  # the sequences here are built checked
 
 #: Most tokens one :func:`simulate_batching` run decodes (requests x the longest
 #: output): about 6 s on the course machine.

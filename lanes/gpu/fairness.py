@@ -53,13 +53,22 @@ class Tenant:
 MAX_ADMISSIONS = 1_000_000
 
 
-def _admissions_needed(costs: Sequence[float], capacity: float, policy: str) -> float:
+def admissions_needed(costs: Sequence[float], capacity: float, policy: str) -> float:
     """About how many admissions :func:`schedule` makes before ``capacity`` is given out.
+
+    ``costs`` are the tenants' request costs and ``capacity`` the weighted tokens
+    to give out (both in weighted tokens); ``policy`` is ``"round-robin"`` or
+    ``"token-fair"``.  :func:`schedule` refuses a run that needs more than
+    :data:`MAX_ADMISSIONS`; a caller can ask first.
 
     Round-robin admits one request of each tenant per round, a round costing
     the sum of the costs; token-fair gives each tenant about an equal share of
     the capacity, in requests of its own cost.
     """
+    costs = [_checks.number("costs", c, lo=0, lo_open=True)
+             for c in _checks.sequence("costs", costs, what="request costs", min_len=1)]
+    capacity = _checks.number("capacity", capacity, lo=0, lo_open=True)
+    _checks.choice("policy", policy, tuple(POLICIES))
     n = len(costs)
     if policy == "round-robin":
         return n * capacity / sum(costs) + n
@@ -159,7 +168,7 @@ def schedule(
     costs = [t.cost(input_weight=input_weight, output_weight=output_weight) for t in tenants]
     if not all(c > 0 for c in costs):
         raise ValueError("every tenant's request must cost > 0 weighted tokens (check input_weight and output_weight)")
-    needed = _admissions_needed(costs, capacity, policy)
+    needed = admissions_needed(costs, capacity, policy)
     if needed > MAX_ADMISSIONS:
         raise ValueError(
             f"capacity_weighted_tokens must leave at most {MAX_ADMISSIONS} admissions, each one recorded "

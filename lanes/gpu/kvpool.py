@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 
 from .. import _checks
 from ..pool.arrivals import poisson_count
-from .hardware import Hardware, Model, get_hardware, get_model
+from .hardware import Hardware, get_hardware, get_model
+from .transformer import Model
 
 RULES = ("slots", "tokens")
 """Headroom rules: count free sequence slots, or free KV tokens."""

@@ -69,7 +69,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .calibration import MeasuredRange, StepModel
-from .hardware import GB, Hardware, Model
+from .hardware import GB, Hardware
+from .transformer import Model
 
 DEFAULT_PATH = Path(__file__).parent / "data" / "h200-llama-3.1-8b-steps.jsonl"
 """The shipped measurements: Llama-3.1-8B shapes on one NVIDIA H200 (2026-11-30)."""

@@ -35,7 +35,8 @@ from ..pool.policies import DEFAULT_POLICIES, Policy
 from ..pool.results import PolicyTable, SlotPoolResult
 from ..pool.scenario import Scenario
 from ..pool.traces import Trace, load_trace, trace_scenario, trace_stream
-from .hardware import Hardware, Model, get_hardware, get_model
+from .hardware import Hardware, get_hardware, get_model
+from .transformer import Model
 from .steps import MAX_STEP_SEQUENCES, Request, step_cost
 
 DEFAULT_HARDWARE = "h200-measured"

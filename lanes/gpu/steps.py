@@ -36,7 +36,8 @@ from typing import Union
 
 from .. import _checks
 from ..pool.traces import Trace
-from .hardware import Hardware, Model, get_hardware, get_model
+from .hardware import Hardware, get_hardware, get_model
+from .transformer import Model
 
 # ---------------------------------------------------------------------------
 # Inputs
@@ -115,7 +116,7 @@ def step_cost(
     hardware: Hardware | str,
     mfu: float = 0.5,
 ) -> StepCost:
-    """Roofline cost of one forward pass over ``sequences`` (checked; see :func:`_step_cost`).
+    """Roofline cost of one forward pass over ``sequences`` (checked; see :func:`unchecked_step_cost`).
 
     ``model`` and ``hardware`` are catalog entries or their names; at most
     :data:`MAX_STEP_SEQUENCES` sequences, each a pair of integers
@@ -128,17 +129,22 @@ def step_cost(
         pairs.append((_checks.integer("prior_tokens", prior, lo=0), _checks.integer("query_tokens", q, lo=0)))
     _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
     m, h = _resolve(model, hardware)
-    return _step_cost(pairs, model=m, hardware=h, mfu=mfu)
+    return unchecked_step_cost(pairs, model=m, hardware=h, mfu=mfu)
 
 
-def _step_cost(
+def unchecked_step_cost(
     sequences: Sequence[tuple[int, int]],
     *,
     model: Model,
     hardware: Hardware,
     mfu: float = 0.5,
 ) -> StepCost:
-    """Roofline cost of one forward pass over ``sequences``.
+    """Roofline cost of one forward pass over ``sequences``, inputs taken as they come.
+
+    :func:`step_cost` checks its arguments and calls this; the step simulators
+    (:func:`simulate` here, :mod:`lanes.gpu.continuous`) call it directly with
+    sequences they built and catalog entries they resolved, because checking
+    every pair of every step costs more than the step's arithmetic.
 
     Parameters
     ----------
@@ -429,7 +435,7 @@ def simulate(
                 f"requests need more than {MAX_STEPS} engine steps or {MAX_SEQUENCE_STEPS} sequence-steps "
                 f"(the documented limits of the step simulator)"
             )
-        cost = _step_cost(seqs, model=m, hardware=h, mfu=mfu)
+        cost = unchecked_step_cost(seqs, model=m, hardware=h, mfu=mfu)
         end = t + cost.duration_s
         prefill_tokens = sum(take for _, take in chunks)
         steps.append(
