@@ -1,8 +1,8 @@
 """Build hook for one gap in setuptools: an editable install also installs the data files.
 
 ``[tool.setuptools.data-files]`` in ``pyproject.toml`` installs the kit's Jupyter
-server setting (``lanes/pool/server_config/lanes.json``, the save hook of
-:mod:`lanes.pool.savehook`) into ``etc/jupyter/jupyter_server_config.d`` of the
+server setting (``lanes/display/server_config/lanes.json``, the save hook of
+:mod:`lanes.display.savehook`) into ``etc/jupyter/jupyter_server_config.d`` of the
 environment. A wheel does; setuptools' editable install means to ("Installing data
 as non editable") but looks for ``has_data`` where the distribution has
 ``has_data_files``, so ``pip install -e .`` (what ``requirements.txt`` does) left

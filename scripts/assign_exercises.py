@@ -94,7 +94,7 @@ def _runner():
 def _savehook():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "pool" / "savehook.py")
+    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "display" / "savehook.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -103,7 +103,7 @@ def _savehook():
 def normalize(nb, *, keep_outputs: bool) -> None:
     """Drop volatile metadata: timings, random cell ids, and (students) outputs.
 
-    Kept outputs (the masters') get the save rules of ``lanes.pool.savehook``
+    Kept outputs (the masters') get the save rules of ``lanes.display.savehook``
     (no widget views, consecutive streams merged), as ``scripts/run_notebooks.py``
     and JupyterLab's save write them.
     """

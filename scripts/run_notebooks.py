@@ -33,7 +33,7 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
 The system diagram, named in the prose by its path, becomes a link to it
 (:data:`PROSE_LINKS`).
 
-The save rules of :mod:`lanes.pool.savehook` (no widget views, no progress frames,
+The save rules of :mod:`lanes.display.savehook` (no widget views, no progress frames,
 consecutive stream outputs merged) are applied too: they are what the kit's
 Jupyter server hook applies to every notebook JupyterLab saves.
 
@@ -77,7 +77,7 @@ IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 def _savehook():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "pool" / "savehook.py")
+    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "display" / "savehook.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -94,7 +94,7 @@ def figure_alt() -> dict[str, str]:
 #: inches at the inline backend's 100 dpi) get the ``lanes-wide`` class, a marker of
 #: figures whose labels a phone cannot show at a readable size: the book shrinks
 #: every figure to the screen (book/_static/lanes.css), and a chapter draws its
-#: panels as separate small figures instead (``lanes.pool.plots.panels``).
+#: panels as separate small figures instead (``lanes.display.pool.plots.panels``).
 WIDE_FIGURE_PX = 1000
 WIDE_CLASS = "lanes-wide"
 

@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 import lanes
-from lanes.pool import littles, plots
+from lanes.display.pool import plots
+from lanes.pool import littles
 from lanes.pool.sweep import SEEDS
 from glued_values import glued, notebook, referenced
 

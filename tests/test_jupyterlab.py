@@ -4,7 +4,7 @@ One ``jupyter lab`` server for the session, started by the fixture on a free
 port, token-less, with ``--ServerApp.root_dir`` at a copy of ``notebooks/``
 and of one exercise set in a temporary folder (the checkout is never
 touched). It is started as the README tells a student, plain ``jupyter lab``
-with no ``--config``: the kit's save hook (:mod:`lanes.pool.savehook`) must come
+with no ``--config``: the kit's save hook (:mod:`lanes.display.savehook`) must come
 from the install itself (``requirements.txt`` installs the kit editable, and
 ``setup.py`` makes that install write the server setting too). Kernels import
 ``lanes`` from this checkout (``PYTHONPATH``). The page exposes the JupyterLab application
@@ -384,10 +384,10 @@ async () => {
 _SCRATCH = {
     "cells": [
         {"cell_type": "code", "execution_count": None, "id": "progress", "metadata": {}, "outputs": [],
-         "source": "import time\nfrom lanes.pool.progress import track\n\n"
+         "source": "import time\nfrom lanes.display.progress import track\n\n"
                    "for _ in track(range(12), \"demo loop\", delay_s=0, every_s=0.05):\n    time.sleep(0.1)"},
         {"cell_type": "code", "execution_count": None, "id": "explorer", "metadata": {}, "outputs": [],
-         "source": "from lanes.lane import widgets\n\nwidgets.lane_explorer()"},
+         "source": "from lanes.display.lane import widgets\n\nwidgets.lane_explorer()"},
     ],
     "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
     "nbformat": 4, "nbformat_minor": 5,
@@ -429,7 +429,7 @@ def _installed_setting() -> list[str]:
     for folder in jupyter_config_path():
         path = Path(folder) / "jupyter_server_config.d" / "lanes.json"
         if path.is_file() and json.loads(path.read_text()).get("ServerApp", {}).get(
-                "jpserver_extensions", {}).get("lanes.pool.savehook"):
+                "jpserver_extensions", {}).get("lanes.display.savehook"):
             found.append(str(path))
     return found
 

@@ -260,7 +260,7 @@ def test_normalise_only_flag_reports_and_rewrites(tmp_path, capsys):
 def test_explorer_offers_the_widget_and_a_text_fallback():
     """A live kernel gets the widget view; anything else gets a sentence, not a VBox repr."""
     from IPython.core.formatters import DisplayFormatter
-    from lanes.pool.widgets import explorer_box, figure_axes, slider
+    from lanes.display.pool.widgets import explorer_box, figure_axes, slider
 
     def render(n: int):
         fig, (ax,) = figure_axes()

@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import lanes  # noqa: E402
-from lanes.pool import plots  # noqa: E402
+from lanes.display.pool import plots  # noqa: E402
 from lanes.pool.sweep import sweep  # noqa: E402
 
 SC = lanes.Scenario(hours=1)

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from lanes.gpu import chains, fairness, kvpool, steps  # noqa: E402
 from lanes.lane import queueing  # noqa: E402
-from lanes.gpu import plots as pe  # noqa: E402
+from lanes.display.gpu import plots as pe  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,8 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from lanes.gpu import plots as engine_plots  # noqa: E402
-from lanes.lane import plots as plots_lane  # noqa: E402
+from lanes.display.gpu import plots as engine_plots  # noqa: E402
+from lanes.display.lane import plots as plots_lane  # noqa: E402
 from lanes.gpu.batcher import simulate_batches  # noqa: E402
 from lanes.gpu.continuous import BatchingScenario, decode_step_curve, simulate_batching  # noqa: E402
 from lanes.lane.jobstore import BatchLaneScenario, simulate_batch_lane  # noqa: E402
@@ -69,7 +69,7 @@ class TestBatchingFigures:
 class TestExplorers:
     def test_lane_explorer_moves(self):
         pytest.importorskip("ipywidgets")
-        from lanes.lane import widgets as widgets_lane
+        from lanes.display.lane import widgets as widgets_lane
 
         e = widgets_lane.lane_explorer()
         before = e.table.value
@@ -78,7 +78,7 @@ class TestExplorers:
 
     def test_microbatch_explorer_moves(self):
         pytest.importorskip("ipywidgets")
-        from lanes.gpu import widgets as engine_widgets
+        from lanes.display.gpu import widgets as engine_widgets
 
         e = engine_widgets.microbatch_explorer()
         assert "8 8 4" in e.table.value

@@ -476,18 +476,18 @@ class TestErlangSaveHookAndProgress:
 
     @pytest.mark.parametrize("nb", [None, (1,), 10**60, "notebook", ["cells"]])
     def test_clean_notebook_wants_a_dict(self, nb):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         refused(lambda: savehook.clean_notebook(nb), "nb", "dict")
 
     @pytest.mark.parametrize("outputs", [None, (1,), 10**60, {"output_type": "stream"}])
     def test_clean_outputs_wants_a_list(self, outputs):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         refused(lambda: savehook.clean_outputs(outputs), "outputs", "list")
 
     def test_parts_it_does_not_understand_are_left_as_they_are(self):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         odd = [1, {"output_type": "stream", "text": [1]}, {"output_type": "display_data", "data": 3}]
         assert savehook.clean_outputs(list(odd)) == odd
@@ -503,7 +503,7 @@ class TestErlangSaveHookAndProgress:
     def test_the_server_hook_never_raises_and_leaves_odd_models_untouched(self, model):
         import copy
 
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         before = copy.deepcopy(model)
         assert savehook.pre_save(model=model, path="x.ipynb", contents_manager=None, agin_s=5) is None
@@ -515,7 +515,7 @@ class TestErlangSaveHookAndProgress:
          (("x", -1, 2, 0.0), ("done",)), (("x", 1, 2, float("nan")), ("elapsed_s",)), (("x", 1.5, 2, 0.0), ("done",))],
     )
     def test_progress_text_checks_its_arguments(self, args, names):
-        from lanes.pool import progress
+        from lanes.display import progress
 
         refused(lambda: progress.progress_text(*args), *names)
         assert progress.progress_text("runs", 40, 161, 3.2) == "runs: 40/161 (25%), 3 s"

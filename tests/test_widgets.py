@@ -7,7 +7,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 import lanes  # noqa: E402
-from lanes.pool import widgets  # noqa: E402
+from lanes.display.pool import widgets  # noqa: E402
 
 SC = lanes.Scenario(hours=1)
 
@@ -52,7 +52,7 @@ class TestExplorers:
 
 
 class TestWhatASavedNotebookKeeps:
-    """lanes.pool.savehook: the rules the kit's Jupyter server applies on every save."""
+    """lanes.display.savehook: the rules the kit's Jupyter server applies on every save."""
 
     @staticmethod
     def _nb(*outputs, widgets=True):
@@ -63,7 +63,7 @@ class TestWhatASavedNotebookKeeps:
         return nb
 
     def test_an_explorer_keeps_its_fallback_and_loses_its_view(self):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         e = widgets.littles_explorer()
         data = e._repr_mimebundle_()
@@ -75,14 +75,14 @@ class TestWhatASavedNotebookKeeps:
         assert "widgets" not in nb["metadata"]
 
     def test_a_view_with_nothing_else_is_dropped(self):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         view = {widgets.WIDGET_VIEW_MIME: {"model_id": "x", "version_major": 2, "version_minor": 0}}
         nb = savehook.clean_notebook(self._nb({"output_type": "display_data", "data": view, "metadata": {}}))
         assert nb["cells"][0]["outputs"] == []
 
     def test_progress_frames_keep_their_last_state_and_streams_merge(self):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         nb = savehook.clean_notebook(self._nb(
             {"output_type": "stream", "name": "stdout", "text": ["57"]},
@@ -97,7 +97,7 @@ class TestWhatASavedNotebookKeeps:
         ]
 
     def test_a_reveal_run_in_jupyterlab_is_saved_folded_and_other_cells_are_left_alone(self):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         # What JupyterLab holds after running a reveal: its output unfolded.
         nb = self._nb({"output_type": "stream", "name": "stdout", "text": "42\n"}, widgets=False)
@@ -114,7 +114,7 @@ class TestWhatASavedNotebookKeeps:
         assert metas[2] == {"collapsed": True, "jupyter": {"outputs_hidden": True}, "tags": [savehook.REVEAL_TAG]}
 
     def test_pre_save_touches_notebooks_only(self):
-        from lanes.pool import savehook
+        from lanes.display import savehook
 
         model = {"type": "file", "content": {"metadata": {"widgets": 1}}}
         savehook.pre_save(model=model, path="x.txt", contents_manager=None)
@@ -125,7 +125,7 @@ class TestWhatASavedNotebookKeeps:
 
     def test_the_installed_setting_enables_the_extension_that_registers_the_hook(self, tmp_path):
         """Jupyter reads only ``jpserver_extensions`` from ``jupyter_server_config.d``: the kit's file
-        enables :mod:`lanes.pool.savehook` as an extension, and loading it makes a real contents
+        enables :mod:`lanes.display.savehook` as an extension, and loading it makes a real contents
         manager save notebooks through the hook."""
         import importlib
         import json
@@ -136,10 +136,10 @@ class TestWhatASavedNotebookKeeps:
         from jupyter_server.services.contents.filemanager import FileContentsManager
 
         root = pathlib.Path(__file__).resolve().parents[1]
-        installed = json.loads((root / "lanes" / "pool" / "server_config" / "lanes.json").read_text())
-        assert installed == {"ServerApp": {"jpserver_extensions": {"lanes.pool.savehook": True}}}
-        module, points = get_metadata("lanes.pool.savehook")
-        assert [p["module"] for p in points] == ["lanes.pool.savehook"]
+        installed = json.loads((root / "lanes" / "display" / "server_config" / "lanes.json").read_text())
+        assert installed == {"ServerApp": {"jpserver_extensions": {"lanes.display.savehook": True}}}
+        module, points = get_metadata("lanes.display.savehook")
+        assert [p["module"] for p in points] == ["lanes.display.savehook"]
         manager = FileContentsManager(root_dir=str(tmp_path))
         get_loader(importlib.import_module(points[0]["module"]))(types.SimpleNamespace(contents_manager=manager))
         e = widgets.littles_explorer()
@@ -168,18 +168,18 @@ class TestWhatASavedNotebookKeeps:
             names = zf.namelist()
             config = [n for n in names if n.endswith("etc/jupyter/jupyter_server_config.d/lanes.json")]
             assert config, f"the editable wheel installs no Jupyter server setting: {names}"
-            assert zf.read(config[0]) == (root / "lanes" / "pool" / "server_config" / "lanes.json").read_bytes()
+            assert zf.read(config[0]) == (root / "lanes" / "display" / "server_config" / "lanes.json").read_bytes()
 
 class TestProgressLine:
     def test_progress_text(self):
-        from lanes.pool.progress import progress_text
+        from lanes.display.progress import progress_text
 
         assert progress_text("sweep", 40, 160, 3.2) == "sweep: 40/160 (25%), 3 s"
 
     def test_track_yields_every_item_and_leaves_an_empty_display(self, monkeypatch):
         from IPython.core.interactiveshell import InteractiveShell
 
-        from lanes.pool import progress
+        from lanes.display import progress
 
         shell = InteractiveShell.instance()
         shown = []

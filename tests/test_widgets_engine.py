@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 
 import lanes  # noqa: E402
 from lanes.gpu import kvpool  # noqa: E402
-from lanes.gpu import widgets as we  # noqa: E402
+from lanes.display.gpu import widgets as we  # noqa: E402
 
 
 def _changed(explorer, name, value):

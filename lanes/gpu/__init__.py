@@ -15,5 +15,5 @@ continuous   static against continuous batching
 kvpool       a pool counted in KV blocks, and preemption costs
 fairness     token-weighted tenant fairness
 replay       request traces replayed: hold times from a step profile, then the slot pool
-plots, widgets, cli   figures, explorers and the ``chains``/``prefill``/``steptime`` subcommands
+cli          the ``chains``/``prefill``/``steptime`` subcommands (figures and explorers: :mod:`lanes.display.gpu`)
 """

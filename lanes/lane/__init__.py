@@ -7,5 +7,4 @@ Modules
 interactive   one interactive lane: bounded queue, deadlines, tenants, LIFO, CoDel
 jobstore      the batch lane as a durable job system with overflow to a provider API
 queueing      M/M/1 formulas and a seeded single-queue simulation (the p99 knee)
-plots, widgets   figures and explorers for the lane chapter
 """

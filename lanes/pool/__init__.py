@@ -6,5 +6,5 @@ seven rules and their extensions), ``arrivals`` (the seeded draws),
 a student's scheduler is written against), ``reference`` (the steps a judge
 drives one at a time), ``traces``, ``littles``, ``erlang``, ``theory`` (M/G/1 with the residual life, Cobham,
 SJF, preemption, conservation, Kingman) and ``sweep``.
-Display and tooling: ``plots``, ``widgets``, ``cli``, ``progress``, ``savehook``.
+The command line: ``cli``.  Figures and explorers: :mod:`lanes.display.pool`.
 """

@@ -4,7 +4,7 @@
 >>> df = sweep(["reserve:0", "reserve:16"])          # doctest: +SKIP
 >>> df[["policy", "p99_s", "batch_done"]]            # doctest: +SKIP
 
-A progress line (:mod:`lanes.pool.progress`: plain text updated in place, emptied
+A progress line (:mod:`lanes.display.progress`: plain text updated in place, emptied
 at the end, so a saved notebook keeps none of it) is shown only in a live JupyterLab session, detected by
 the ``JPY_SESSION_NAME`` variable that Jupyter Server sets for its kernels, and
 only once a sweep has run for more than a second.  Under nbval, nbconvert,
@@ -94,7 +94,7 @@ def progress_enabled(progress: bool | None = None) -> bool:
 def _iterate(items: Sequence[Any], progress: bool | None, desc: str) -> Iterable[Any]:
     if not progress_enabled(progress) or len(items) < 2:
         return items
-    from .progress import track
+    from ..display.progress import track
 
     return track(items, desc)
 

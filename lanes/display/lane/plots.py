@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .jobstore import BatchLaneResult
-from .interactive import OUTCOMES, LaneResult
+from lanes.lane.jobstore import BatchLaneResult
+from lanes.lane.interactive import OUTCOMES, LaneResult
 from ..pool.plots import integer_ticks
 
 if TYPE_CHECKING:  # pragma: no cover

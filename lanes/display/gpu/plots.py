@@ -12,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .batcher import BatchRun
-from .chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
-from .continuous import BatchingResult, DecodeStep
-from .kvpool import KvPoolResult
+from lanes.gpu.batcher import BatchRun
+from lanes.gpu.chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
+from lanes.gpu.continuous import BatchingResult, DecodeStep
+from lanes.gpu.kvpool import KvPoolResult
 from ..pool.plots import COLORS, integer_ticks
-from ..lane.queueing import QueueRun, mm1_response_quantile_s
-from .steps import StepResult
+from lanes.lane.queueing import QueueRun, mm1_response_quantile_s
+from lanes.gpu.steps import StepResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-    from .fairness import FairnessResult
+    from lanes.gpu.fairness import FairnessResult
 
 __all__ = [
     "plot_batching_timeline",

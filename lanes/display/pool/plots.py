@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .arrivals import rate_curve
-from .littles import poisson_cdf
-from .results import SlotPoolResult, percentile
+from lanes.pool.arrivals import rate_curve
+from lanes.pool.littles import poisson_cdf
+from lanes.pool.results import SlotPoolResult, percentile
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -61,7 +61,7 @@ def panels(n: int, *, height: float = 2.9, sharex: bool = False, sharey: bool = 
     axes' limits across the figures, as ``plt.subplots(sharey=True)`` does
     (each panel keeps its own tick labels).  ``plt.show()`` shows them in order.
     """
-    from .. import _checks
+    from lanes import _checks
 
     n = _checks.integer("n", n, lo=1, hi=12)
     height = _checks.number("height", height, lo=0.5, hi=12)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import chains
-from .batcher import simulate_batches
-from ..pool.widgets import dropdown, figure_axes, slider, explorer_box
+from lanes.gpu import chains
+from lanes.gpu.batcher import simulate_batches
+from lanes.pool.widgets import dropdown, figure_axes, slider, explorer_box
 
 __all__ = [
     "microbatch_explorer",
@@ -69,7 +69,7 @@ def littles_chain_explorer() -> Any:
 
 def goodput_explorer() -> Any:
     """Chain 3: context length, TPOT target and accelerator to the goodput cliff."""
-    from .hardware import HARDWARE
+    from lanes.gpu.hardware import HARDWARE
     from .plots import plot_goodput_cliff
 
     controls = {
@@ -124,7 +124,7 @@ def swap_explorer() -> Any:
 def hol_explorer() -> Any:
     """Chain 5: a long prompt ahead of short ones, FCFS against by-length, on the step simulator."""
     from .plots import plot_step_timeline
-    from .steps import Request, simulate
+    from lanes.gpu.steps import Request, simulate
 
     controls = {
         "long_prompt_tokens": slider("long prompt (tokens)", 32768, 4096, 65536, 4096),
@@ -180,7 +180,7 @@ def knee_explorer() -> Any:
 def long_prompt_explorer() -> Any:
     """Chain 7: prompt length, decoders and budget to chunks and the decoders' inter-token latency."""
     from .plots import plot_itl
-    from .steps import Request, simulate
+    from lanes.gpu.steps import Request, simulate
 
     controls = {
         "prompt_tokens": slider("prompt (tokens)", 100_000, 10_000, 200_000, 10_000),
@@ -209,7 +209,7 @@ def long_prompt_explorer() -> Any:
 
 def tenant_explorer() -> Any:
     """Chain 8: tenant B's request shape and the output weight to costs and shares."""
-    from .fairness import Tenant, schedule
+    from lanes.gpu.fairness import Tenant, schedule
     from .plots import plot_tenant_shares
 
     controls = {
@@ -242,7 +242,7 @@ BATCH_CONTEXTS: dict[str, int] = {"2K (like a chat)": 2_000, "8K": 8_000, "32K":
 
 def kv_headroom_explorer(scenario: Any = None) -> Any:
     """Where it breaks: headroom counted in sequence slots, in KV tokens, or both."""
-    from .kvpool import KvScenario, simulate_kv_pool
+    from lanes.gpu.kvpool import KvScenario, simulate_kv_pool
     from .plots import plot_kv_pool
 
     sc = KvScenario() if scenario is None else scenario
@@ -271,9 +271,9 @@ def kv_headroom_explorer(scenario: Any = None) -> Any:
 
 def preemption_cost_explorer(scenario: Any = None) -> Any:
     """Where it breaks: what one eviction costs three ways, fed to the slot pool's preempting policy."""
-    from .kvpool import preemption_costs
-    from ..pool.scenario import Scenario
-    from ..pool.engine import simulate
+    from lanes.gpu.kvpool import preemption_costs
+    from lanes.pool.scenario import Scenario
+    from lanes.pool.engine import simulate
 
     sc = Scenario(hours=2) if scenario is None else scenario
     controls = {

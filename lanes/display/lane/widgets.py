@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .interactive import LanePolicy, LaneScenario, TenantLoad, simulate_lane
-from ..pool.widgets import figure_axes, explorer_box
+from lanes.lane.interactive import LanePolicy, LaneScenario, TenantLoad, simulate_lane
+from lanes.pool.widgets import figure_axes, explorer_box
 
 __all__ = ["lane_explorer"]
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-from .. import _checks
+from lanes import _checks
 
 __all__ = ["progress_text", "terminal_progress", "track"]
 

@@ -1,0 +1,1 @@
+"""Figures and explorers of the engine under the slots (:mod:`lanes.gpu`)."""

@@ -1,0 +1,1 @@
+"""Figures and explorers of the interactive lane and the batch job store (:mod:`lanes.lane`)."""

@@ -1,0 +1,1 @@
+"""Figures and explorers of the slot pool (:mod:`lanes.pool`)."""
