@@ -13,7 +13,7 @@ from typing import Any
 
 from lanes.gpu import chains
 from lanes.gpu.batcher import simulate_batches
-from lanes.pool.widgets import dropdown, figure_axes, slider, explorer_box
+from ..pool.widgets import dropdown, figure_axes, slider, explorer_box
 
 __all__ = [
     "microbatch_explorer",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lanes.lane.interactive import LanePolicy, LaneScenario, TenantLoad, simulate_lane
-from lanes.pool.widgets import figure_axes, explorer_box
+from ..pool.widgets import figure_axes, explorer_box
 
 __all__ = ["lane_explorer"]
 

@@ -18,10 +18,10 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from .littles import busy_slots, poisson_tail
-from .policies import DEFAULT_POLICIES
-from .scenario import Scenario
-from .engine import simulate
+from lanes.pool.littles import busy_slots, poisson_tail
+from lanes.pool.policies import DEFAULT_POLICIES
+from lanes.pool.scenario import Scenario
+from lanes.pool.engine import simulate
 
 __all__ = [
     "FALLBACK_PREFIX",
@@ -198,7 +198,7 @@ def littles_explorer(hold_s: float = 8.0) -> Any:
     """
     import ipywidgets as w
 
-    from lanes.display.pool.plots import plot_littles_law
+    from .plots import plot_littles_law
 
     controls = {
         "peak_rate": w.FloatSlider(
@@ -228,7 +228,7 @@ def littles_explorer(hold_s: float = 8.0) -> Any:
 
 
 def _rates(sc: Scenario) -> list[float]:
-    from .arrivals import rate_curve
+    from lanes.pool.arrivals import rate_curve
 
     return rate_curve(sc)
 
@@ -238,7 +238,7 @@ def policy_explorer(scenario: Scenario | None = None) -> Any:
 
     Controls: ``policy`` (one of :data:`lanes.DEFAULT_POLICIES`).
     """
-    from lanes.display.pool.plots import plot_occupancy, plot_waits_over_day
+    from .plots import plot_occupancy, plot_waits_over_day
 
     sc = Scenario() if scenario is None else scenario
     controls = {"policy": dropdown("policy", list(DEFAULT_POLICIES), "priority")}
@@ -260,7 +260,7 @@ def headroom_explorer(scenario: Scenario | None = None) -> Any:
     duration range).  The backlog grows as jobs shrink, so the batch work
     offered stays the same (chunking, not less work).
     """
-    from lanes.display.pool.plots import plot_occupancy
+    from .plots import plot_occupancy
 
     sc = Scenario() if scenario is None else scenario
     work = sc.backlog * sum(sc.batch_service_s) / 2
@@ -289,7 +289,7 @@ def preemption_explorer(scenario: Scenario | None = None) -> Any:
     ``reserve`` (0 = pure preemption, otherwise ``hybrid:R``), ``victim``,
     ``min_run_s``.
     """
-    from lanes.display.pool.plots import plot_occupancy
+    from .plots import plot_occupancy
 
     sc = Scenario() if scenario is None else scenario
     controls = {
@@ -315,7 +315,7 @@ def starvation_explorer(scenario: Scenario | None = None, deadline_s: int = 4 * 
     Controls: ``policy`` (``preempt`` or ``hybrid:8``), ``floor`` (slots batch
     keeps), ``aging`` (a waiting time after which a batch job is never evicted).
     """
-    from lanes.display.pool.plots import plot_batch_progress
+    from .plots import plot_batch_progress
 
     sc = Scenario() if scenario is None else scenario
     controls = {
