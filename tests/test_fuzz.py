@@ -1,7 +1,7 @@
 """Every public callable answers or refuses cleanly, within time and memory limits.
 
 The callables are discovered from the public names of ``lanes.pool``,
-``lanes.lane`` and ``lanes.gpu`` (each module's ``__all__``, or its
+``lanes.lane``, ``lanes.gpu`` and ``lanes.display`` (each module's ``__all__``, or its
 non-underscore functions and classes), so a function added later is fuzzed
 without touching this file.  What is left out is listed in ``EXCLUDED_MODULES``
 and ``EXCLUDED`` with the reason.
@@ -67,12 +67,13 @@ CALLABLE_BUDGET_S = float(os.environ.get("LANES_FUZZ_BUDGET_S", "1.5" if "LANES_
 #: Worker processes the calls are spread over.
 WORKERS = int(os.environ.get("LANES_FUZZ_WORKERS", "2"))
 
-PARTS = ("lanes.pool", "lanes.lane", "lanes.gpu")
+#: The models, and the display's save hook and progress line.  The display's figures and
+#: explorers (lanes.display.pool, .lane, .gpu: packages, not walked) draw what the models
+#: made and are fuzzed through the models.
+PARTS = ("lanes.pool", "lanes.lane", "lanes.gpu", "lanes.display")
 
 #: Modules left out, with the reason.
 EXCLUDED_MODULES = {
-    "plots": "draws matplotlib figures from results the models made; fuzzed through the models",
-    "widgets": "builds ipywidgets explorers over the models; fuzzed through the models",
     "cli": "argparse types and handlers; the command line has its own tests (test_validation.py)",
 }
 

@@ -11,7 +11,7 @@ JSON data and in place:
   that has something else to show (an explorer's ``text/plain`` and
   ``text/html`` fallback), and every output that had nothing else;
 * the notebook's widget state (``metadata.widgets``);
-* displays left empty (a finished :mod:`lanes.pool.progress` line);
+* displays left empty (a finished :mod:`lanes.display.progress` line);
 * progress frames: in a stream output, each line keeps only what follows its
   last carriage return (what a terminal shows), and an output left with no text
   is dropped;
@@ -26,7 +26,7 @@ JSON data and in place:
 :func:`pre_save` applies it to every notebook a Jupyter server saves. This
 module is also a Jupyter server extension that registers that hook, and every
 install of the kit, editable included (``setup.py``), enables it for every
-server of the environment (``lanes/pool/server_config/lanes.json``, installed
+server of the environment (``lanes/display/server_config/lanes.json``, installed
 into ``etc/jupyter/jupyter_server_config.d``: Jupyter reads only extension
 switches from that folder, so the hook cannot be set there directly). A plain
 ``jupyter lab`` saves through it. ``scripts/run_notebooks.py`` applies the same
@@ -168,7 +168,7 @@ def pre_save(model: dict[str, Any], **kwargs: Any) -> None:
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     """Jupyter's entry to this module as a server extension (enabled by the kit's install)."""
-    return [{"module": "lanes.pool.savehook"}]
+    return [{"module": "lanes.display.savehook"}]
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:

@@ -1,6 +1,6 @@
 """ipywidgets explorers for the engine chapters: one per chain, two for where the model breaks.
 
-Every explorer is assembled by :func:`lanes.pool.widgets.explorer_box`: controls
+Every explorer is assembled by :func:`lanes.display.pool.widgets.explorer_box`: controls
 above a figure and a small table, re-rendered when a control is released.
 Tests (and readers without a live kernel) can set
 ``explorer.controls[name].value`` and read ``explorer.table.value``.

@@ -1,6 +1,6 @@
 """ipywidgets explorers for the chapter on the inside of a lane.
 
-Built with :func:`lanes.pool.widgets.explorer_box`: controls above a figure and a
+Built with :func:`lanes.display.pool.widgets.explorer_box`: controls above a figure and a
 small table, re-rendered when a control is released.  ipywidgets, matplotlib
 and pandas are imported inside the functions.
 """
