@@ -11,8 +11,6 @@ import ast
 import functools
 from pathlib import Path
 
-import pytest
-
 import lanes
 
 PACKAGE = Path(lanes.__file__).parent
