@@ -38,7 +38,7 @@ consecutive stream outputs merged) are applied too: they are what the kit's
 Jupyter server hook applies to every notebook JupyterLab saves.
 
 Before normalising, the prose of every markdown cell that carries a template
-(``metadata.lanes.prose``, see :mod:`lanes.prose`) is rendered again from the
+(``metadata.lanes.prose``, see ``scripts/prose_tools.py``) is rendered again from the
 values the chapter glued, so the numbers in the text are the ones just computed.
 ``--normalise-only`` renders from the values already stored in the file.
 """
@@ -74,13 +74,21 @@ SETUP_TAGS = [SETUP_TAG, "remove-cell"]
 IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
-def _savehook():
+def _load(name: str, path: Path):
+    """The module at ``path``, loaded by path: this file runs as a script and as a module of
+    the tests, and neither puts ``scripts/`` on the import path."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("lanes_savehook", ROOT / "lanes" / "display" / "savehook.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _savehook():
+    return _load("lanes_savehook", ROOT / "lanes" / "display" / "savehook.py")
 
 
 def figure_alt() -> dict[str, str]:
@@ -192,9 +200,7 @@ def dumps(nb: dict) -> str:
 
 def finish(nb: dict) -> dict:
     """Render the prose templates from the glued values, then :func:`normalise`."""
-    from lanes import prose
-
-    prose.render_notebook(nb)
+    _load("prose_tools", ROOT / "scripts" / "prose_tools.py").render_notebook(nb)
     return normalise(nb)
 
 

@@ -2,7 +2,7 @@
 
 Chapters glue each number their text shows (``lanes.prose.glue``) and keep the
 text as a template (``metadata.lanes.prose``) rendered from those values by
-``scripts/run_notebooks.py`` (see :mod:`lanes.prose`). The claims tests
+``scripts/run_notebooks.py`` (see ``scripts/prose_tools.py``). The claims tests
 compute each claim with ``lanes`` and check it against these values, and
 ``tests/test_prose.py`` checks the text is the template rendered from them,
 so the prose, the values and the tests cannot drift apart.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lanes import prose
+from scripts import prose_tools as prose
 
 ROOT = Path(__file__).resolve().parents[1]
 

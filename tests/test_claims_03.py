@@ -167,7 +167,7 @@ class TestSquareRootStaffing:
         import math
         import re
 
-        from lanes import prose
+        from scripts import prose_tools as prose
 
         shown = re.search(r"\$\\beta\$ = ([0-9.]+)", prose.render(self._template(r"\beta$ = {{beta"), text))
         assert shown, "the text no longer shows beta"
@@ -177,7 +177,7 @@ class TestSquareRootStaffing:
 
     @staticmethod
     def _template(marker):
-        from lanes import prose
+        from scripts import prose_tools as prose
 
         return next(t for _, t, _ in prose.templated_cells(notebook(STEM)) if marker in t)
 

@@ -75,7 +75,7 @@ def fine():
 def test_at_a_step_sized_clock_almost_every_arrival_evicts(fine, runs):
     """The old finding ("only about a quarter of arrivals evict") came from the 1 s tick."""
     from glued_values import glued, notebook
-    from lanes import prose
+    from scripts import prose_tools as prose
 
     g = glued("04_preemption")
     assert (g["fine_s"], g["n_fine"]) == (FINE_S, len(FINE_SEEDS))
@@ -266,7 +266,7 @@ def test_the_design_question_is_not_limited_to_three_designs():
     """Chapter 4 once answered "which design wins" among three, with R = 16 sized for
     another target; the text now names the R range it tried."""
     from glued_values import glued, notebook
-    from lanes import prose
+    from scripts import prose_tools as prose
 
     g = glued("04_preemption")
     assert (g["r_lo"], g["r_hi"]) == (8, 20)

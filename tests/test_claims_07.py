@@ -119,7 +119,7 @@ class TestMicroBatcher:
 class TestWhatTheStepModelAssumes:
     def test_the_compute_column_states_its_mfu(self):
         """The compute column assumes an MFU: the chapter says which, where it introduces it."""
-        from lanes import prose
+        from scripts import prose_tools as prose
         from glued_values import notebook
 
         g = glued("07_batching")

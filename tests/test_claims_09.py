@@ -158,7 +158,7 @@ class TestTenantCost:
     def test_in_a_mixed_step_an_output_token_costs_about_one_input_token(self):
         """The 4.76 weight holds for decode-only steps; beside a prefill chunk the step is compute-bound."""
         from glued_values import glued, notebook
-        from lanes import prose
+        from scripts import prose_tools as prose
 
         text = glued("09_chains_latency_and_fairness")
         tw = chains.token_weights(decoders=64, decoder_context_tokens=2048, prompt_tokens=200)

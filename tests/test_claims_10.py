@@ -13,7 +13,7 @@ from glued_values import glued, notebook
 
 #: Seeds some sweeps are recomputed on here; the chapter's own run covers all of them.
 SPOT = (1, lanes.Scenario().seed)
-from lanes import prose
+from scripts import prose_tools as prose
 
 FINE_S, FINE_SEEDS = 0.02, SEEDS[:5]  # the chapter's step-sized clock and its seeds
 

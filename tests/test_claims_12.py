@@ -129,7 +129,7 @@ class TestLittlesLaw:
             assert 0 <= sum(stream.inter_service_s) - counted < 0.01 * counted
 
     def test_the_prose_calls_it_an_identity(self):
-        from lanes import prose
+        from scripts import prose_tools as prose
 
         from glued_values import notebook
 

@@ -185,8 +185,9 @@ def upward_imports(edges: dict[str, set[str]]) -> dict[tuple[str, str], list[str
 
 def test_top_level_holds_only_the_entry_points():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    # prose.py renders the chapters' text from their computed values: it models no part of
-    # the system, so it sits beside the entry points and imports none of the parts.
+    # prose.py holds glue, which a chapter calls to record a number its text shows: it models
+    # no part of the system, so it sits beside the entry points and imports none of the parts
+    # (the rendering and the checks are tooling: scripts/prose_tools.py).
     assert top == ["__init__.py", "__main__.py", "_checks.py", "cli.py", "prose.py"]
     edges, _ = _package_scan()
     assert {part_of(m) for m in edges["lanes.prose"]} <= {None}

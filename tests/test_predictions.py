@@ -5,7 +5,7 @@ cell, the values its reveal (the next cell) glues as the answer must not
 appear in anything the student can already see: an earlier cell of the book
 (source or output, this chapter or an earlier one), the question itself, the
 reveal's source, or the one line JupyterLab shows of the reveal's folded
-output (see :func:`lanes.prose.check_predictions`).
+output (see ``check_predictions`` in ``scripts/prose_tools.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lanes import prose
+from scripts import prose_tools as prose
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

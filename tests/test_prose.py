@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lanes import prose
+from scripts import prose_tools as prose
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
