@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
 
 import lanes  # noqa: E402
 from lanes.exercises import online  # noqa: E402
-from lanes.pool import reference  # noqa: E402
+from lanes.exercises import reference  # noqa: E402
 
 
 def cpu(who: int) -> float:

@@ -71,6 +71,8 @@ WORKERS = int(os.environ.get("LANES_FUZZ_WORKERS", "2"))
 #: explorers (lanes.display.pool, .lane, .gpu: packages, not walked) draw what the models
 #: made and are fuzzed through the models.
 PARTS = ("lanes.pool", "lanes.lane", "lanes.gpu", "lanes.display")
+#: Single modules outside those parts: the judge's per-tick steps of set 13.
+MODULES = ("lanes.exercises.reference",)
 
 #: Modules left out, with the reason.
 EXCLUDED_MODULES = {
@@ -79,9 +81,9 @@ EXCLUDED_MODULES = {
 
 #: Callables left out, with the reason.
 EXCLUDED = {
-    # The judge's per-tick steps (lanes.pool.reference) are fuzzed: each refuses what is not a
+    # The judge's per-tick steps (lanes.exercises.reference) are fuzzed: each refuses what is not a
     # Pool, a Scenario or service times.
-    "lanes.pool.reference.Pool": "the mutable state of one run, made by new_pool; every step refuses anything else",
+    "lanes.exercises.reference.Pool": "the mutable state of one run, made by new_pool; every step refuses anything else",
     "lanes.pool.protocol.View": "a read-only window the Board hands a scheduler over its own queues",
     "lanes.gpu.steps.unchecked_step_cost": "step_cost without its checks, for the step simulators; fuzzed through step_cost",
     # records the models return: built by the models from validated input, not by users
@@ -131,25 +133,31 @@ ALWAYS_DRAWN = {
 }
 
 
+def _modules() -> list[str]:
+    """The modules fuzzed: every public module of :data:`PARTS`, and :data:`MODULES`."""
+    found = [f"{part}.{info.name}" for part in PARTS
+             for info in pkgutil.iter_modules(importlib.import_module(part).__path__)
+             if not info.name.startswith("_")]
+    return found + list(MODULES)
+
+
 def public_callables() -> dict[str, Any]:
     """Every public function and class of the model packages, by dotted name, minus exclusions."""
     found: dict[str, Any] = {}
-    for part in PARTS:
-        package = importlib.import_module(part)
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name.startswith("_") or info.name in EXCLUDED_MODULES:
-                continue
-            module = importlib.import_module(f"{part}.{info.name}")
-            names = getattr(module, "__all__", None)
-            if names is None:
-                names = [
-                    n for n, v in vars(module).items()
-                    if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
-                ]
-            for name in names:
-                value = getattr(module, name)
-                if inspect.isfunction(value) or inspect.isclass(value):
-                    found[f"{module.__name__}.{name}"] = value
+    for module_name in _modules():
+        if module_name.rsplit(".", 1)[1] in EXCLUDED_MODULES:
+            continue
+        module = importlib.import_module(module_name)
+        names = getattr(module, "__all__", None)
+        if names is None:
+            names = [
+                n for n, v in vars(module).items()
+                if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__
+            ]
+        for name in names:
+            value = getattr(module, name)
+            if inspect.isfunction(value) or inspect.isclass(value):
+                found[f"{module.__name__}.{name}"] = value
     return {k: v for k, v in found.items() if k not in EXCLUDED}
 
 
@@ -186,7 +194,7 @@ BUILDERS = {
         [0, 0.4, 1.5, 2.0, 7.25, 9.0], [120, 900, 40, 3000, 64, 500], [30, 200, 8, 400, 12, 90], name="fuzz"
     ),
     "Board": lambda _: _imp("lanes.pool.protocol").Board(4, 2),
-    "Pool": lambda _: _imp("lanes.pool.reference").new_pool(_imp("lanes.pool.scenario").Scenario(hours=0.05), [30, 40]),
+    "Pool": lambda _: _imp("lanes.exercises.reference").new_pool(_imp("lanes.pool.scenario").Scenario(hours=0.05), [30, 40]),
     "numpy": lambda spec: __import__("numpy").array(spec),
     "numpy_scalar": lambda spec: getattr(__import__("numpy"), spec[0])(spec[1]),
     "file": lambda content: _temp_file(content),
@@ -586,10 +594,9 @@ def test_discovery_finds_the_public_models():
 
 def test_exclusions_name_real_callables():
     found: set[str] = set()
-    for part in PARTS:
-        for info in pkgutil.iter_modules(importlib.import_module(part).__path__):
-            module = importlib.import_module(f"{part}.{info.name}")
-            found.update(f"{module.__name__}.{n}" for n in vars(module))
+    for module_name in _modules():
+        module = importlib.import_module(module_name)
+        found.update(f"{module.__name__}.{n}" for n in vars(module))
     stale = sorted((set(EXCLUDED) | set(SLOW_CALLS_S)) - found)
     assert not stale, f"exclusions that name nothing (remove them): {stale}"
 

@@ -142,7 +142,7 @@ class TestHonest:
         assert verdict.row == {**lanes.simulate(scenario, "priority").row(), "policy": "policy"}
 
     def test_given_arrivals_replace_the_draws(self):
-        from lanes.pool import reference
+        from lanes.exercises import reference
 
         backlog, per_tick = reference.draw(DAY)
         quiet = [[] for _ in per_tick]  # nobody arrives: batch has the pool to itself

@@ -16,7 +16,7 @@ import lanes
 from lanes.cli import main
 from lanes.gpu import replay as rp
 from lanes.gpu.steps import simulate as simulate_steps
-from lanes.pool import reference as reference_pool
+from lanes.exercises import reference as reference_pool
 from lanes.pool import traces as tr
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -178,7 +178,7 @@ def _trace():
 
 
 def _pool():
-    from lanes.pool import reference
+    from lanes.exercises import reference
 
     return reference.new_pool(Scenario(hours=0.05), [30, 40])
 
@@ -242,7 +242,7 @@ class TestTracesReplayAndTheReference:
         assert str(f) in message
 
     def test_the_checked_steps_still_give_the_anchor_rows(self):
-        from lanes.pool import reference
+        from lanes.exercises import reference
 
         sc = Scenario(hours=0.05, backlog=40, slots=8)
         draws = reference.draw(sc)
@@ -269,7 +269,7 @@ def _protocol():
 
 
 def _reference():
-    from lanes.pool import reference
+    from lanes.exercises import reference
 
     return reference
 

@@ -1,7 +1,7 @@
 """The online judge: a student's scheduler run tick by tick by a simulator that trusts nothing.
 
 The judge (this process) owns the clock, the hidden scenario and every piece
-of bookkeeping: it runs the reference simulator (:mod:`lanes.pool.reference`)
+of bookkeeping: it runs the reference simulator (:mod:`lanes.exercises.reference`)
 and computes every metric itself.  The student's scheduler runs in a child
 process, in the grading sandbox (:mod:`lanes.exercises.sandbox`), and sees
 only what the judge tells it over a pipe, one line per tick:
@@ -104,7 +104,7 @@ class Verdict:
     reason : str
         Why not, in one line (empty when ``ok``).
     row : dict or None
-        The run's table row (:func:`lanes.pool.reference.summarise`), computed
+        The run's table row (:func:`lanes.exercises.reference.summarise`), computed
         by the judge; ``None`` unless ``ok``.
     ticks : int
         Ticks answered.
@@ -135,7 +135,7 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
           max_violations: int = 5, draws: tuple | None = None) -> Verdict:
     """Judge the policy defined by ``source`` (a module's text) on ``scenario``.
 
-    ``draws`` (``(backlog, per_tick)`` as :func:`lanes.pool.reference.draw`
+    ``draws`` (``(backlog, per_tick)`` as :func:`lanes.exercises.reference.draw`
     returns them) replaces the scenario's random day with given arrivals,
     such as a replayed trace.
 
@@ -144,7 +144,7 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
     returns is recorded in ``violations``.  Returns a :class:`Verdict`; never
     raises because of what the policy does.
     """
-    from ..pool import reference
+    from lanes.exercises import reference
     from ..pool.scenario import Scenario
 
     if not isinstance(source, str):

@@ -1,5 +1,8 @@
 """The pool's steps one at a time, for a judge that owns the clock (the online judge of set 13).
 
+It lives beside the exercises because only set 13 uses it: its judge steps a student's
+scheduler, and the set's notebook runs a practice day with :func:`run`.
+
 :mod:`lanes.pool.engine` runs whole days, built-in policies and students'
 schedulers alike.  A judge that asks a scheduler in another process for each
 decision needs the steps apart: :func:`join_queue`, :func:`complete_work`
@@ -16,11 +19,11 @@ import random
 from dataclasses import dataclass, field
 
 from .. import _checks
-from .arrivals import ArrivalStream
-from .engine import simulate
-from .protocol import BATCH, INTERACTIVE, Board, Running
-from .results import LATE_AFTER_S, percentile
-from .scenario import MAX_SERVICE_S, Scenario
+from ..pool.arrivals import ArrivalStream
+from ..pool.engine import simulate
+from ..pool.protocol import BATCH, INTERACTIVE, Board, Running
+from ..pool.results import LATE_AFTER_S, percentile
+from ..pool.scenario import MAX_SERVICE_S, Scenario
 
 
 # --- the things in the pool ----------------------------------------------------------
@@ -66,7 +69,7 @@ class Pool:
 
 def draw(scenario: Scenario) -> tuple[list[int], list[list[int]]]:
     """The backlog's service times and, per second, the arrivals' service times (:func:`lanes.draw_stream`'s draws)."""
-    from .arrivals import draw_stream
+    from ..pool.arrivals import draw_stream
 
     stream = draw_stream(scenario)
     per_tick: list[list[int]] = [[] for _ in range(scenario.ticks)]

@@ -496,7 +496,7 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
 
 
 def reference_draws(stream: ArrivalStream, ticks: int) -> tuple[list[int], list[list[int]]]:
-    """A stream as :func:`lanes.pool.reference.run` takes its draws: the backlog, and per tick the holds.
+    """A stream as :func:`lanes.exercises.reference.run` takes its draws: the backlog, and per tick the holds.
 
     ``ticks`` is the scenario's window: more than the stream's last arrival
     tick, and at most :data:`MAX_TICKS`.
