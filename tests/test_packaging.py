@@ -5,8 +5,9 @@ cell and the publishing workflows.
   network, no build isolation), installed into a fresh virtual environment
   with nothing else in it, and must print the same anchor table as the tree.
 - A chapter's setup cell, run in a virtual environment that sees every course
-  dependency but not ``lanes``, installs ``lanes`` from this checkout (through
-  the ``LANES_PIP_SOURCE`` override) and the whole chapter then executes.
+  dependency but not ``lanes``, installs ``lanes`` (the session's wheel, through
+  the ``LANES_PIP_SOURCE`` override) and the chapter then runs to its first output,
+  which must read as the committed one (nbval runs every cell in the tree's environment).
 - ``binder/requirements.txt`` covers every import the chapters make.
 - ``.github/workflows/book.yml`` builds with the README's command and deploys
   only from main; ``release.yml`` builds and checks sdist and wheel.
@@ -184,7 +185,7 @@ def test_wheel_installs_clean_and_prints_the_anchor_table(wheel_env, tmp_path):
 def test_console_script_runs_from_the_wheel(wheel_env, tmp_path):
     script = wheel_env.parent / "lanes"
     assert script.is_file(), "the wheel installed no `lanes` console script"
-    out = _run([str(script), "table", "--json"], cwd=tmp_path, env=_clean_env()).stdout
+    out = _run([str(script), "table", "--hours", "1", "--json"], cwd=tmp_path, env=_clean_env()).stdout
     assert json.loads(out), "empty JSON from `lanes table --json`"
 
 
@@ -284,13 +285,14 @@ def _system_site_packages() -> list[str]:
     return [p for p in site.getsitepackages() if Path(p).is_dir()]
 
 
-def test_setup_cell_installs_lanes_where_missing_and_the_chapter_runs(tmp_path):
-    """A kernel without lanes: the setup cell installs it from this checkout, the chapter executes.
+def test_setup_cell_installs_lanes_where_missing_and_the_chapter_runs(wheel, tmp_path):
+    """A kernel without lanes: the setup cell installs it, the chapter's first output is the committed one.
 
     The virtual environment sees the course's dependencies through a .pth
     line naming the system site-packages (whose own .pth files, among them
     the editable install of lanes, are not processed), so ``lanes`` alone is
-    missing. ``LANES_PIP_SOURCE`` points pip at this checkout: no network.
+    missing. ``LANES_PIP_SOURCE`` points pip at the wheel this session built from
+    the checkout (what pip would build from the repository): no network.
     """
     import nbformat
 
@@ -309,37 +311,41 @@ def test_setup_cell_installs_lanes_where_missing_and_the_chapter_runs(tmp_path):
     nb_path = work / SETUP_CHAPTER.name
     shutil.copy2(SETUP_CHAPTER, nb_path)
     setup.update_file(nb_path, setup.cell_source())
-    # The chapter up to its first computed figure: the setup cell, the imports of lanes and its
-    # plotting, a simulation and a plot. (nbval runs every cell of every chapter in the same
-    # test run; here what is new is the environment the setup cell had to complete.)
+    # The chapter up to its first output: the setup cell, then the cell that imports lanes, its
+    # plotting modules, matplotlib and pandas, and prints the anchor scenario. (nbval runs every
+    # cell of every chapter in the same test run; here what is new is the environment the setup
+    # cell had to complete.)
     short = nbformat.read(nb_path, as_version=4)
     codes = [i for i, c in enumerate(short.cells) if c.cell_type == "code"]
-    plotted = next(i for i in codes if "plots." in short.cells[i].source or "plt." in short.cells[i].source)
-    short.cells = short.cells[: plotted + 1]
+    shown = next(i for i in codes[1:] if short.cells[i].outputs)
+    expected = [o.get("text") for o in short.cells[shown].outputs]
+    assert "import lanes" in short.cells[shown].source and any(expected), short.cells[shown].source
+    short.cells = short.cells[: shown + 1]
     nbformat.write(short, nb_path)
 
-    src = _package_copy(tmp_path / "checkout")
-    pip_source = f"--no-deps --no-index --no-build-isolation --ignore-installed {src}"
-    # nbclient runs under the environment's own python, so the kernel it starts
-    # (the native python3 kernel) is that environment's python too.
-    executed = work / "executed.ipynb"
-    runner = (
-        "import sys, nbformat\n"
-        "from nbclient import NotebookClient\n"
-        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
-        "NotebookClient(nb, timeout=300, kernel_name='python3',\n"
-        "               resources={'metadata': {'path': sys.argv[3]}}).execute()\n"
-        "nbformat.write(nb, sys.argv[2])\n"
-    )
-    _run([str(python), "-c", runner, str(nb_path), str(executed), str(work)], cwd=work,
-         env=_clean_env(LANES_PIP_SOURCE=pip_source, MPLBACKEND="Agg"), timeout=600)
-    nb = nbformat.read(executed, as_version=4)
+    pip_source = f"--no-deps --no-index --ignore-installed {wheel}"
+    # The kernel is the environment's python (a kernel spec naming it, as Colab's names its
+    # own), started with the environment's variables only; nbclient drives it from here.
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+    from nbclient import NotebookClient
+
+    spec = tmp_path / "kernels" / "colab"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "colab", "language": "python"}))
+    km = KernelManager(kernel_name="colab", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]))
+    nb = nbformat.read(nb_path, as_version=4)
+    NotebookClient(nb, km=km, timeout=300, resources={"metadata": {"path": str(work)}}).execute(
+        env=_clean_env(LANES_PIP_SOURCE=pip_source, MPLBACKEND="Agg"))
     first = next(c for c in nb.cells if c.cell_type == "code")
     assert "setup" in first.metadata.tags
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors[0]
     printed = "".join(o.get("text", "") for o in first.outputs)
     assert "Installing the lanes course kit" in printed, first.outputs
+    assert [o.get("text") for o in nb.cells[shown].outputs] == expected
     where = _run([str(python), "-c", "import lanes; print(lanes.__file__)"], cwd=work, env=env).stdout
     assert Path(where.strip()).is_relative_to(tmp_path / "colab"), where
 
@@ -454,10 +460,11 @@ def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
     empty = tmp_path / "no_tests_here"
     empty.mkdir()
     proc = subprocess.run(
-        # (without the notebook plugin's options: there is no notebook to check, and nbval's
-        # imports would take most of the time)
+        # (without the notebook plugin's options and the plugins that import hypothesis, trio
+        # or a benchmark timer: there is nothing for them to do, and their imports would take
+        # most of the time, in the parent and again in the worker)
         [str(ROOT / "scripts" / "test.sh"), str(empty), "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-         "-p", "no:nbval"],
+         "-p", "no:nbval", "-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:benchmark"],
         capture_output=True, text=True, check=False, cwd=ROOT, timeout=300,
         env=_clean_env(PYTHON=sys.executable, LANES_TEST_WORKERS="1"),  # through xdist, one worker
     )
