@@ -7,6 +7,13 @@ never pulls in numpy, pandas, matplotlib or ipywidgets.
 >>> table = lanes.run_table()                  # the course's anchor table
 >>> table["reserve:16"].p99_s
 2
+
+Layout: the models are :mod:`lanes.pool` (the slot pool), :mod:`lanes.lane` (inside the
+lanes) and :mod:`lanes.gpu` (the engine under the slots), each importing only the ones
+before it; :mod:`lanes.display` draws them (plots, explorers, the notebook's save hook
+and progress line) and no model imports it; :mod:`lanes.exercises` holds the exercise
+sets.  Beside them: ``cli`` (``python -m lanes``) and ``prose`` (``glue``, which a
+chapter calls to record a number its text shows).  Tooling lives in ``scripts/``.
 """
 
 from __future__ import annotations
