@@ -89,7 +89,8 @@ class SlotPoolResult:
     def from_run(cls, *, scenario: Scenario, policy: Any, stream: ArrivalStream, waits: list, batch_done: int,
                  preempted: int, util: float, batch_queued: int, log: list, per_s: int) -> "SlotPoolResult":
         """Summarise a run: ``waits`` per arrival in seconds (-1: never admitted), the engine's log."""
-        admitted = sorted(w for w in waits if w >= 0)
+        admitted = sorted(waits)
+        admitted = admitted[bisect_right(admitted, -1):]  # -1: never admitted
         n = len(admitted)
         return cls(
             scenario=scenario,
