@@ -81,7 +81,7 @@ class TestPolicy:
 
     def test_spec_and_label(self):
         p = parse_policy("hybrid:8")
-        assert (p.spec, p.label, p.preempts, p.headroom) == ("hybrid:8", "reserve 8+pre", True, 8)
+        assert (p.spec, p.label, p.preempts, p.reserve) == ("hybrid:8", "reserve 8+pre", True, 8)
         assert Policy("reserve", reserve=4).spec == "reserve:4"
 
 

@@ -151,7 +151,9 @@ def _table(args: argparse.Namespace) -> int:
         header = trace_header(trace, scenario)
     table = run_table(scenario, policies, stream=stream)
     if args.json:
-        print(table.to_json())
+        import json
+
+        print(json.dumps(table.rows()))
     else:
         head = PolicyTable.header(scenario) if header is None else "\n".join([header, "", PolicyTable.header(scenario).splitlines()[-1]])
         print("\n".join([head, *(r.line() for r in table)]))

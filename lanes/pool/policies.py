@@ -124,11 +124,6 @@ class Policy:
         return self.kind in ("preempt", "hybrid")
 
     @property
-    def headroom(self) -> int:
-        """Slots batch must leave free when it starts (the reserve)."""
-        return self.reserve
-
-    @property
     def label(self) -> str:
         """Row label in the anchor table's layout (``reserve 8+pre`` for ``hybrid:8``)."""
         if self.kind == "reserve":
