@@ -14,9 +14,9 @@ from pathlib import Path
 import lanes
 
 PACKAGE = Path(lanes.__file__).parent
-#: Most lines of the package one run of the pool may load: 1,438 with the one loop (2,668
-#: before it); the issue aims at 1,000, which this does not reach yet.
-CORE_LINES = 1500
+#: Most lines of the package one run of the pool may load: 1,463 with the one loop, promotion and
+#: the unused helpers deleted (2,668 before the one loop); the issue aims at 1,000, not reached yet.
+CORE_LINES = 1470
 #: Cycles and private imports outside the slot pool and the entry points, left to their owners' parts.
 ELSEWHERE = ("lanes.engine", "lanes.lane", "lanes.exercises")
 
