@@ -50,9 +50,6 @@ def show(value: object) -> str:
     return text
 
 
-_show = show  # the old private name, still used by a few modules
-
-
 def bound(value: float | int) -> str:
     """A bound printed exactly: whole numbers without a decimal point or exponent."""
     if isinstance(value, Integral):
@@ -132,16 +129,6 @@ def number(
     return v
 
 
-def optional_number(name: str, value: object, **bounds: Any) -> float | None:
-    """``None``, or :func:`number` of ``value``."""
-    return None if value is None else number(name, value, **bounds)
-
-
-def optional_integer(name: str, value: object, **bounds: Any) -> int | None:
-    """``None``, or :func:`integer` of ``value``."""
-    return None if value is None else integer(name, value, **bounds)
-
-
 def boolean(name: str, value: object) -> bool:
     """Return ``value`` if it is ``True`` or ``False`` (numpy's bools included)."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
@@ -169,10 +156,10 @@ def int_range(name: str, value: object, *, lo: int = 0) -> tuple[int, int]:
 
 def pair(name: str, value: object, rule: str = "a pair (lo, hi)") -> tuple[Any, Any]:
     """Return the two items of ``value``, a list or tuple (or 1-d array) of length 2."""
-    items = _items(value)
-    if items is None or len(items) != 2:
+    found = items(value)
+    if found is None or len(found) != 2:
         raise ValueError(f"{name} must be {rule} (got {show(value)})")
-    return items[0], items[1]
+    return found[0], found[1]
 
 
 def sequence(
@@ -188,7 +175,7 @@ def sequence(
     Strings, bytes, mappings, numbers and ``None`` are refused: they are a
     single value where several are wanted.
     """
-    items = _items(value)
+    found = items(value)
     rule = f"a list of {what}"
     if min_len == 1:
         rule = f"a non-empty list of {what}"
@@ -196,19 +183,15 @@ def sequence(
         rule = f"a list of at least {min_len} {what}"
     if max_len is not None:
         rule += f" (at most {max_len})"
-    if items is None or len(items) < min_len:
+    if found is None or len(found) < min_len:
         raise ValueError(f"{name} must be {rule} (got {show(value)})")
-    if max_len is not None and len(items) > max_len:
-        raise ValueError(f"{name} must be {rule} (got {len(items)} {what})")
-    return items
+    if max_len is not None and len(found) > max_len:
+        raise ValueError(f"{name} must be {rule} (got {len(found)} {what})")
+    return found
 
 
 def items(value: object) -> list[Any] | None:
     """The items of a list, tuple, range, 1-d array or finite iterable; ``None`` for anything else."""
-    return _items(value)
-
-
-def _items(value: object) -> list[Any] | None:
     if value is None or isinstance(value, (str, bytes, bytearray, Mapping)) or _is_number(value):
         return None
     if hasattr(value, "ndim") and hasattr(value, "tolist"):  # a numpy array

@@ -7,6 +7,7 @@ from lanes.pool.sweep import (
     SEEDS,
     seeds_meeting,
     smallest_meeting,
+    scan_reserve,
     smallest_reserve,
     spread,
     sweep_seeds,
@@ -89,3 +90,12 @@ class TestSmallestReserve:
     def test_bad_kind_is_named(self):
         with pytest.raises(ValueError, match="kind must be"):
             smallest_reserve(2, [1], SHORT, kind="preempt")
+
+    def test_the_one_scan_with_shared_draws_and_a_target_of_its_own(self):
+        sc = SHORT.with_(seed=2)
+        r, runs = scan_reserve(sc, lambda res: 0 <= res.p99_s <= 2, stream=lanes.draw_stream(sc), max_reserve=24)
+        assert [run.policy.reserve for run in runs] == list(range(r + 1))
+        assert runs[-1].p99_s <= 2 < runs[-2].p99_s
+        assert r == smallest_reserve(2, [2], SHORT)["reserve"].item()
+        with pytest.raises(ValueError, match="meets must be a function"):
+            scan_reserve(sc, 2)

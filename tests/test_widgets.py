@@ -45,6 +45,20 @@ class TestExplorers:
         assert _changed(e, "peak_rate", 3.0)
         assert "24" in e.table.value  # L at the peak = 3 x 8
 
+    def test_every_explorer_switches_clocks(self):
+        for e in (widgets.policy_explorer(SC), widgets.headroom_explorer(SC), widgets.preemption_explorer(SC),
+                  widgets.starvation_explorer(SC), widgets.littles_explorer()):
+            assert set(e.controls["tick_s"].options) == set(widgets.CLOCKS.items())
+        e = widgets.preemption_explorer(SC)
+        assert _changed(e, "tick_s", 0.02)
+        fine = lanes.simulate(SC.with_(tick_s=0.02), "preempt")
+        assert f"{fine.preempted:,}" in e.table.value and f"{fine.batch_done:,}" in e.table.value
+
+    def test_a_scenario_on_another_clock_keeps_it(self):
+        e = widgets.policy_explorer(SC.with_(tick_s=0.5))
+        assert e.controls["tick_s"].value == 0.5
+        assert f"{lanes.simulate(SC.with_(tick_s=0.5), 'priority').batch_done:,}" in e.table.value
+
     def test_sliders_do_not_update_while_dragging(self):
         e = widgets.preemption_explorer(SC)
         sliders = [c for c in e.controls.values() if hasattr(c, "continuous_update")]

@@ -28,8 +28,10 @@ seen to the instant it takes a slot.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from heapq import heappop, heappush
+from itertools import islice, repeat
 from typing import Any
 
 from .. import _checks
@@ -63,7 +65,7 @@ def simulate(
         The draws to use (a trace replay, or draws shared by several runs);
         drawn for ``scenario`` when omitted.
     **extensions
-        Built-in policies only: ``floor``, ``aging_s``, ``victim``, ``min_run_s``.
+        Built-in policies only: ``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``.
     """
     scenario = _scenario(scenario)
     return _run(scenario, _policy(policy, extensions, scenario), _stream(scenario, stream))
@@ -136,14 +138,17 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         seen = [t + u for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
     hold = stream.inter_service_s if per_s == 1 else [s * per_s for s in stream.inter_service_s]
     n_arrivals = len(seen)
+    seen = [*seen, end_of_day]  # a last "arrival" at the end of the day ends the loop
 
     builtin = isinstance(rule, Policy)
     if builtin:
         fifo, preempts, reserve, floor = rule.kind == "fifo", rule.preempts, rule.reserve, rule.floor
         min_run = rule.min_run_s * per_s
         aging = None if rule.aging_s is None else rule.aging_s * per_s
+        promote = None if rule.promote_s is None else rule.promote_s * per_s
         youngest = rule.victim == "youngest"
         wake = preempts and min_run > 0  # a job coming of age may be evicted: visit that instant
+        every_tick = False
     else:
         from .protocol import INTERACTIVE, Board
 
@@ -152,117 +157,133 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         for s in stream.batch_service_s:
             board.add_batch(s, 0)
 
-    waiting: deque[int] = deque()  # interactive requests (indices into the stream), oldest first
-    queue = deque((i, s * per_s, 0, 0) for i, s in enumerate(stream.batch_service_s))  # (id, left, waited, since)
+    head = 0  # requests head, ..., i - 1 wait (a built-in policy admits them in arrival order)
+    left = stream.batch_service_s if per_s == 1 else [s * per_s for s in stream.batch_service_s]
+    queue = deque(zip(range(B), left, repeat(0), repeat(0)))  # batch jobs queued: (id, left, waited, since)
     batch: dict[int, list] = {}  # running batch jobs, id -> [id, start, waited, end], in the order they took slots
     n_inter = 0  # running interactive requests
-    ends: dict = {}  # instant -> ids of the jobs whose slot time ends then (requests: B + index)
-    instants: list = []  # heap of the instants in ``ends``, and of those a batch job comes of age (min_run)
+    ends: dict = {}  # instant -> [requests whose slot time ends then (a count), ids of batch jobs ending then...]
+    instants = [end_of_day]  # heap of the instants in ``ends``, those a batch job comes of age (min_run), the end
     waits = [-1] * n_arrivals  # each request's wait, clock units (-1: never admitted)
     log: list[tuple] = []  # per instant: (t, interactive busy, batch busy, batch done, evicted, batch started, interactive done)
     done = evicted_total = batch_started = inter_done = 0
     area = 0  # busy slots x clock units
-    last = t = 0
-    i = 0  # next arrival
-    while True:
-        # The next instant: an arrival, a completion, a job coming of age (or, for a student's scheduler, the next tick).
-        if log:
-            t = seen[i] if i < n_arrivals else end_of_day
-            if instants and instants[0] < t:
-                t = instants[0]
-            if not builtin and every_tick and last + 1 < t:
-                t = last + 1
-            if t >= end_of_day:
-                break
-        area += (n_inter + len(batch)) * (t - last)
-        last = t
-
+    t = i = 0  # the instant; the next arrival
+    while t < end_of_day:
         # 1. Arrivals join the interactive queue.
-        while i < n_arrivals and seen[i] <= t:
-            waiting.append(i)
-            if not builtin:
-                board.add_request(to_s(seen[i]))  # its id is B + i
+        first = i
+        while seen[i] <= t:
             i += 1
+        if not builtin:
+            for k in range(first, i):
+                board.add_request(to_s(seen[k]))  # its id is B + k
         # 2. Completions free their slots (an evicted batch job's old end is skipped).
-        while instants and instants[0] <= t:
+        while instants[0] <= t:
             heappop(instants)
-        finished = []
-        for job_id in ends.pop(t, ()):
-            if job_id >= B:
-                n_inter -= 1
-                inter_done += 1
-                finished.append(job_id)
-            elif (job := batch.get(job_id)) is not None and job[END] == t:
-                del batch[job_id]
-                done += 1
-                finished.append(job_id)
-        if finished and not builtin:
-            board.finish(finished)
+        ending = ends.pop(t, None)
+        if ending is not None:
+            n_inter -= ending[0]
+            inter_done += ending[0]
+            finished = []
+            for job_id in islice(ending, 1, None):
+                if job_id >= B:  # a request: listed for a student's scheduler only
+                    finished.append(job_id)
+                elif (job := batch.get(job_id)) is not None and job[END] == t:
+                    del batch[job_id]
+                    done += 1
+                    finished.append(job_id)
+            if not builtin:
+                board.finish(finished)
 
-        # 3. The decision, and 4. carrying it out: evictions first, then starts in order.
+        # 3. The decision, and 4. carrying it out: evictions first, then starts.
         free = slots - n_inter - len(batch)
         evict: list = []
         if not builtin:
             evicted, started = board.apply(to_s(t), decide_fn(board.observe(to_s(t))))  # checks the rules
             evict = [batch[job.id] for job in evicted]
-        elif preempts and len(waiting) > free and len(batch) > floor:  # evict for the requests that wait
-            evict = _victims(batch, t, min(len(waiting) - free, len(batch) - floor), youngest, min_run, aging)
-        for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
-            del batch[job[ID]]
-            queue.appendleft((job[ID], job[END] - t + cost, job[WAITED], t))
-        evicted_total += len(evict)
-        free += len(evict)
+        elif preempts and i - head > free and len(batch) > floor:  # evict for the requests that wait...
+            need = i - head if promote is None else _outranking(head, i, seen, queue, promote)  # ...and outrank
+            if need > free:
+                evict = _victims(batch, t, min(need - free, len(batch) - floor), youngest, min_run, aging, promote)
+        if evict:
+            for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
+                del batch[job[ID]]
+                queue.appendleft((job[ID], job[END] - t + cost, job[WAITED], t))
+            evicted_total += len(evict)
+            free += len(evict)
 
-        start: list = []
+        jobs: list = []  # batch jobs that take a slot now, in order: (id, left, waited, since)
         if not builtin:
-            start = [_take(job.id - B, waiting) if job.kind == INTERACTIVE else _take(job.id, queue) for job in started]
+            requests = [job.id - B for job in started if job.kind == INTERACTIVE]  # indices into the stream
+            jobs = [_take(job.id, queue) for job in started if job.kind != INTERACTIVE]
         elif fifo:  # one queue in submission order: the backlog came first
             while free and queue:
-                start.append(queue.popleft())
+                jobs.append(queue.popleft())
                 free -= 1
-            while free and waiting:
-                start.append(waiting.popleft())
-                free -= 1
+            requests = range(head, head + min(free, i - head))
+            head += len(requests)
         else:  # interactive first (leaving batch its floor while it has work), then batch above the reserve
             room = free
             if floor and (queue or batch):
                 room = min(free, slots - floor - n_inter)
-            while room > 0 and waiting:
-                start.append(waiting.popleft())
-                room -= 1
-                free -= 1
             nb = len(batch)
+            first = head
+            while room > 0 and head < i:
+                # The requests that outrank the batch queue's head (all, unless it is promoted and may start)...
+                ahead = i - head
+                if promote is not None and queue and (free > reserve or nb < floor):
+                    ahead = _outranking(head, i, seen, queue, promote)
+                k = min(room, ahead)
+                head += k
+                room -= k
+                free -= k
+                if room > 0 and head < i and (free > reserve or nb < floor):  # ...then the promoted head
+                    jobs.append(queue.popleft())
+                    nb += 1
+                    free -= 1
+                    room = min(room, free)
+            requests = range(first, head)
             while free and queue and (free > reserve or nb < floor):
-                start.append(queue.popleft())
+                jobs.append(queue.popleft())
                 free -= 1
                 nb += 1
-        for job in start:
-            if type(job) is int:  # an interactive request
-                waits[job] = t - seen[job]
-                n_inter += 1
-                job_id, end = B + job, t + hold[job]
-            else:  # a batch job: (id, left, waited, since), in clock units
-                job_id, left, waited, since = job
-                end = t + left
-                batch[job_id] = [job_id, t, waited + t - since, end]
-                batch_started += 1
-                if wake:
-                    heappush(instants, t + min_run)
+        for j in requests:
+            waits[j] = t - seen[j]
+            end = t + hold[j]
+            if end in ends:
+                ends[end][0] += 1
+            else:
+                ends[end] = [1]
+                heappush(instants, end)
+            if not builtin:
+                ends[end].append(B + j)
+        n_inter += len(requests)
+        for job_id, left, waited, since in jobs:  # in clock units
+            end = t + left
+            batch[job_id] = [job_id, t, waited + t - since, end]
             if end in ends:
                 ends[end].append(job_id)
             else:
-                ends[end] = [job_id]
+                ends[end] = [0, job_id]
                 heappush(instants, end)
+            if wake:
+                heappush(instants, t + min_run)
+        batch_started += len(jobs)
 
-        # 5. Count.
+        # 5. Count, and go on to the next instant: an arrival, a completion, a job coming of age, the end
+        # of the day (or, for a student's scheduler, the next tick).
         log.append((t, n_inter, len(batch), done, evicted_total, batch_started, inter_done))
-    area += (n_inter + len(batch)) * (end_of_day - last)
+        last = t
+        t = seen[i] if seen[i] < instants[0] else instants[0]
+        if every_tick and last + 1 < t:
+            t = last + 1
+        area += (n_inter + len(batch)) * (t - last)
 
     return SlotPoolResult.from_run(
         scenario=sc,
         policy=rule,
         stream=stream,
-        waits=[w if w < 0 else to_s(w) for w in waits],
+        waits=waits if per_s == 1 else [w if w < 0 else w / per_s for w in waits],
         batch_done=done,
         preempted=evicted_total,
         util=area / (end_of_day * slots),
@@ -272,16 +293,29 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     )
 
 
-def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging) -> list:
+def _outranking(head: int, i: int, seen: list, queue: deque, promote) -> int:
+    """How many of the waiting requests ``head``, ..., ``i - 1`` outrank the head of the batch ``queue``.
+
+    All of them while the queue's head, (id, left, waited, since), has waited
+    less than ``promote`` (clock units); once it is promoted, those seen at or
+    before the instant it was.
+    """
+    if not queue:
+        return i - head
+    return bisect_right(seen, queue[0][3] - queue[0][2] + promote, head, i) - head
+
+
+def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging, promote=None) -> list:
     """The ``take`` running batch jobs a built-in policy evicts first, of those it may evict.
 
-    A job may be evicted once it has run ``min_run`` and unless it waited more
-    than ``aging`` in the queue (clock units; ``None``: no aging).
+    A job may be evicted once it has run ``min_run``, unless it waited more
+    than ``aging`` in the queue, or at least ``promote`` (clock units; ``None``: no such rule).
     ``youngest`` evicts the latest start first (it has lost the least work),
     else the job with the most work left; ties go in the order jobs took slots.
     """
     def ok(job: list) -> bool:
-        return t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+        return (t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+                and (promote is None or job[WAITED] < promote))
 
     if not youngest:
         return sorted(filter(ok, batch.values()), key=lambda job: -job[END])[:take]
@@ -296,10 +330,10 @@ def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging) -> list:
     return found[:take]
 
 
-def _take(key: int, queue: deque) -> int | tuple:
-    """Remove and return what ``key`` names in ``queue``: a request index in ``waiting``, a batch job's id in ``queue``."""
+def _take(key: int, queue: deque) -> tuple:
+    """Remove and return the batch job ``key`` from ``queue`` (a student's scheduler may start any)."""
     for k, item in enumerate(queue):
-        if item == key or (type(item) is tuple and item[0] == key):
+        if item[0] == key:
             del queue[k]
             return item
     raise AssertionError(f"job {key} is not queued")  # the board checked it was

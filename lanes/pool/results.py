@@ -34,14 +34,6 @@ def percentile(sorted_waits: list | tuple, q: float) -> float:
     return sorted_waits[min(n - 1, int(q * n))] if n else -1
 
 
-def policy_name(policy: object) -> str:
-    """A policy's spec (``hybrid:8``), or a scheduler's ``name`` attribute, else its class or function name."""
-    if isinstance(policy, Policy):
-        return policy.spec
-    name = getattr(policy, "name", None)
-    return name if isinstance(name, str) and name else getattr(policy, "__name__", type(policy).__name__)
-
-
 @dataclass(frozen=True)
 class SlotPoolResult:
     """One policy run on one scenario.
@@ -89,7 +81,8 @@ class SlotPoolResult:
     def from_run(cls, *, scenario: Scenario, policy: Any, stream: ArrivalStream, waits: list, batch_done: int,
                  preempted: int, util: float, batch_queued: int, log: list, per_s: int) -> "SlotPoolResult":
         """Summarise a run: ``waits`` per arrival in seconds (-1: never admitted), the engine's log."""
-        admitted = sorted(w for w in waits if w >= 0)
+        admitted = sorted(waits)
+        admitted = admitted[bisect_right(admitted, -1):]  # -1: never admitted
         n = len(admitted)
         return cls(
             scenario=scenario,
@@ -113,8 +106,12 @@ class SlotPoolResult:
     # --- the anchor program's row -------------------------------------------------
     @property
     def spec(self) -> str:
-        """The policy's name in rows and JSON (``hybrid:8``)."""
-        return policy_name(self.policy)
+        """The policy's name in rows and JSON: its spec (``hybrid:8``), or a scheduler's ``name``, else its class
+        or function name."""
+        if isinstance(self.policy, Policy):
+            return self.policy.spec
+        name = getattr(self.policy, "name", None)
+        return name if isinstance(name, str) and name else getattr(self.policy, "__name__", type(self.policy).__name__)
 
     def row(self) -> dict[str, Any]:
         """The JSON row: ``policy``, ``p50``, ``p99``, ``max``, ``late``, ``batch_done``, ``preempted``, ``util``."""
@@ -163,11 +160,6 @@ class SlotPoolResult:
     def busy_batch(self) -> tuple[int, ...]:
         """Slots held by batch jobs at each whole second, after that instant's decision."""
         return tuple(e[2] for e in self._sample(False))
-
-    @cached_property
-    def batch_done_per_tick(self) -> tuple[int, ...]:
-        """Batch completions in each second."""
-        return self._per_second(3)
 
     @cached_property
     def preempted_per_tick(self) -> tuple[int, ...]:
@@ -219,13 +211,9 @@ class SlotPoolResult:
         """Slot time of each admitted interactive request, matching :attr:`wait_s`."""
         return tuple(s for s, w in zip(self._stream.inter_service_s, self._waits) if w >= 0)
 
-    def waits_between(self, t0: float, t1: float) -> list[float]:
-        """Waits of admitted requests that arrived in ``[t0, t1)`` seconds, sorted."""
-        return sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1)
-
     def window(self, t0: float, t1: float) -> dict[str, float]:
         """n, p50, p99, max wait and late fraction for arrivals in ``[t0, t1)`` seconds."""
-        w = self.waits_between(t0, t1)
+        w = sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1)
         n = len(w)
         return {
             "n": n,
@@ -301,11 +289,6 @@ class PolicyTable:
     def rows(self) -> list[dict[str, Any]]:
         """One JSON row per policy (see :meth:`SlotPoolResult.row`)."""
         return [r.row() for r in self.results]
-
-    def to_json(self) -> str:
-        import json
-
-        return json.dumps(self.rows())
 
     def to_frame(self) -> "pandas.DataFrame":
         """The table as a DataFrame, one row per policy, indexed by spec."""

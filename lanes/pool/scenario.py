@@ -118,11 +118,6 @@ class Scenario:
         """Scheduling decisions per second on the clock (0 when event-driven)."""
         return round(1 / self.tick_s) if self.tick_s else 0
 
-    @property
-    def expected_arrivals(self) -> float:
-        """Interactive arrivals expected over the window: mean rate x seconds."""
-        return (self.trough_rate + self.peak_rate) / 2 * self.ticks
-
     def with_(self, **changes: object) -> "Scenario":
         """Return a copy with some fields changed (validated again)."""
         return replace(self, **changes)

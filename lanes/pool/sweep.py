@@ -115,6 +115,8 @@ def _row(scenario: Scenario, pol: Policy, label: Any) -> dict[str, Any]:
     row["policy"] = pol.spec
     for name in _POLICY_FIELDS:
         row[name] = getattr(pol, name)
+    if pol.promote_s is not None:  # a column only where promotion is on, so other sweeps keep their columns
+        row["promote_s"] = pol.promote_s
     for name in _SCENARIO_FIELDS:
         value = getattr(scenario, name)
         row[name] = f"{value[0]}-{value[1]}" if isinstance(value, tuple) else value
@@ -151,7 +153,7 @@ def sweep(
         Force the progress bar on or off (see :func:`progress_enabled`).
     **extensions
         Extension fields applied to every string spec (``floor``, ``aging_s``,
-        ``victim``, ``min_run_s``).
+        ``promote_s``, ``victim``, ``min_run_s``).
 
     Returns
     -------
@@ -191,7 +193,7 @@ def sweep_scenarios(
         The policy spec, e.g. ``"hybrid:8"``.
     field : str
         A :class:`~lanes.Scenario` field (``preempt_cost_s``, ``batch_service_s``,
-        ``tick_s``, ...) or a policy extension (``floor``, ``aging_s``, ``victim``, ``min_run_s``).
+        ``tick_s``, ...) or a policy extension (``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``).
     values : sequence
         Values of ``field``, one run each.
     base : Scenario, optional
@@ -208,13 +210,13 @@ def sweep_scenarios(
     """
     base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
     values = _checks.sequence("values", values, what="values")
-    if field in _POLICY_FIELDS and field != "reserve":
+    if field in EXTENSIONS:
         runs = [(base, parse_policy(policy, **{**extensions, field: v}), v) for v in values]
     elif field in _SCENARIO_FIELDS or field == "tick_s":  # the clock: swept, but not a column of every sweep
         pol = parse_policy(policy, **extensions)
         runs = [(base.with_(**{field: v}), pol, v) for v in values]
     else:
-        allowed = ", ".join(_SCENARIO_FIELDS + ("tick_s",) + _POLICY_FIELDS[1:])
+        allowed = ", ".join(_SCENARIO_FIELDS + ("tick_s",) + EXTENSIONS)
         raise ValueError(f"field must be one of {allowed} (got {_checks.show(field)})")
     if not runs:
         raise ValueError("values must list at least one value (got an empty list)")
@@ -438,16 +440,58 @@ def smallest_reserve(
     rows = []
     for seed in _check_seeds(seeds):
         sc = base.with_(seed=seed)
-        below = None
-        found: dict[str, Any] = {"seed": seed, "reserve": None, "metric_at_reserve": None,
-                                 "metric_below": None, "batch_done": None, "util": None}
-        for r in range(top + 1):
-            res = simulate(sc, parse_policy(f"{kind}:{r}", **extensions))
-            value = _metric(res, sc, metric)
-            if value <= limit_s:
-                found.update(reserve=r, metric_at_reserve=value, metric_below=below,
-                             batch_done=res.batch_done, util=res.util)
-                break
-            below = value
-        rows.append(found)
+        r, runs = scan_reserve(sc, lambda res: _metric(res, sc, metric) <= limit_s, kind=kind, max_reserve=top,
+                               **extensions)
+        at = runs[-1] if r is not None else None
+        rows.append({"seed": seed, "reserve": r, "metric_at_reserve": None if at is None else _metric(at, sc, metric),
+                     "metric_below": _metric(runs[-2], sc, metric) if at is not None and r > 0 else None,
+                     "batch_done": None if at is None else at.batch_done, "util": None if at is None else at.util})
     return pd.DataFrame(rows)
+
+
+def scan_reserve(
+    scenario: Scenario,
+    meets: Any,
+    *,
+    kind: str = "reserve",
+    max_reserve: int | None = None,
+    stream: Any = None,
+    **extensions: object,
+) -> tuple[int | None, list]:
+    """The smallest headroom R whose run meets a target: ``kind:0``, ``kind:1``, ... in order, no gaps.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The workload and pool (its seed fixes the draws).
+    meets : callable
+        ``meets(result) -> bool`` on a :class:`~lanes.pool.results.SlotPoolResult`,
+        e.g. ``lambda r: 0 <= r.p99_s <= 2`` (waits in seconds).
+    kind : str
+        ``reserve`` or ``hybrid``.
+    max_reserve : int, optional
+        Largest R tried, slots (the pool's slot count by default).
+    stream : ArrivalStream, optional
+        Draws to replay (a trace), as :func:`~lanes.pool.engine.simulate` takes them.
+    **extensions
+        Extension fields of the policy.
+
+    Returns
+    -------
+    (R, runs)
+        R is the smallest headroom that meets the target (``None`` if none up to
+        ``max_reserve`` does); ``runs`` are the results tried, in order of R, so
+        ``runs[-1]`` is the run at R and ``runs[-2]`` the one at R - 1.
+    """
+    _checks.instance("scenario", scenario, Scenario)
+    _checks.choice("kind", kind, ("reserve", "hybrid"))
+    if not callable(meets):
+        raise ValueError(f"meets must be a function of a result returning True or False (got {_checks.show(meets)})")
+    top = scenario.slots if max_reserve is None else max_reserve
+    top = _checks.integer("max_reserve", top, lo=0, hi=scenario.slots, hi_name="slots")
+    runs = []
+    for r in range(top + 1):
+        runs.append(simulate(scenario, parse_policy(f"{kind}:{r}", **extensions), stream=stream))
+        if meets(runs[-1]):
+            return r, runs
+    return None, runs

@@ -4,7 +4,9 @@ Each explorer is built by :func:`explorer_box` (an ``ipywidgets.VBox``): a row o
 controls above a figure (an ``Image`` widget holding a PNG) and a small table
 (an ``HTML`` widget).  Sliders use ``continuous_update=False``, so a
 simulation runs once when a slider is released, not on every pixel of the
-drag.  The figure and table are set as widget values, so an explorer also
+drag.  Every explorer of a simulation has a ``clock`` control: the scheduling
+clock ``Scenario.tick_s`` (1 s, the anchor's; 0.1 s; 0.02 s, a serving
+engine's step; or event-driven).  The figure and table are set as widget values, so an explorer also
 updates outside a live kernel (tests set ``explorer.controls["reserve"].value``
 and read ``explorer.table.value``).
 
@@ -44,6 +46,9 @@ BATCH_DURATIONS: dict[str, tuple[int, int]] = {
 
 #: Aging thresholds offered by the starvation explorer (label -> seconds or None).
 AGING_CHOICES: dict[str, int | None] = {"off": None, "30 min": 1800, "1 h": 3600, "2 h": 7200}
+
+#: Scheduling clocks offered by the explorers (label -> ``Scenario.tick_s``, seconds; 0: event-driven).
+CLOCKS: dict[str, float] = {"1 s (the anchor)": 1, "0.1 s": 0.1, "0.02 s (an engine step)": 0.02, "event-driven": 0}
 
 
 def _png(fig: Any) -> bytes:
@@ -188,6 +193,14 @@ def dropdown(description: str, options: Any, value: Any) -> Any:
     return w.Dropdown(options=options, value=value, description=description, style={"description_width": "initial"})
 
 
+def clock(sc: Scenario) -> Any:
+    """A dropdown of :data:`CLOCKS`, set to the scenario's own clock (added to the choices if it is not one)."""
+    options = dict(CLOCKS)
+    if sc.tick_s not in options.values():
+        options[f"{sc.tick_s:g} s"] = sc.tick_s
+    return dropdown("clock", list(options.items()), sc.tick_s)
+
+
 def littles_explorer(hold_s: float = 8.0) -> Any:
     """Little's law and Poisson bursts: move the peak rate and the slot time.
 
@@ -206,10 +219,11 @@ def littles_explorer(hold_s: float = 8.0) -> Any:
             style={"description_width": "initial"},
         ),
         "hold_s": slider("mean slot time (s)", int(hold_s), 4, 16, 2),
+        "tick_s": clock(Scenario()),
     }
 
-    def render(peak_rate: float, hold_s: int) -> tuple[Any, dict[str, Any]]:
-        sc = Scenario(peak_rate=peak_rate, inter_service_s=(hold_s // 2, hold_s + hold_s // 2), backlog=0)
+    def render(peak_rate: float, hold_s: int, tick_s: float) -> tuple[Any, dict[str, Any]]:
+        sc = Scenario(peak_rate=peak_rate, inter_service_s=(hold_s // 2, hold_s + hold_s // 2), backlog=0, tick_s=tick_s)
         r = simulate(sc, "priority")
         fig, (ax,) = figure_axes()
         plot_littles_law(r, ax)
@@ -236,15 +250,15 @@ def _rates(sc: Scenario) -> list[float]:
 def policy_explorer(scenario: Scenario | None = None) -> Any:
     """Pick a policy of the anchor table and see slot occupancy and waits over the day.
 
-    Controls: ``policy`` (one of :data:`lanes.DEFAULT_POLICIES`).
+    Controls: ``policy`` (one of :data:`lanes.DEFAULT_POLICIES`), ``tick_s`` (the clock).
     """
     from .plots import plot_occupancy, plot_waits_over_day
 
     sc = Scenario() if scenario is None else scenario
-    controls = {"policy": dropdown("policy", list(DEFAULT_POLICIES), "priority")}
+    controls = {"policy": dropdown("policy", list(DEFAULT_POLICIES), "priority"), "tick_s": clock(sc)}
 
-    def render(policy: str) -> tuple[Any, dict[str, Any]]:
-        r = simulate(sc, policy)
+    def render(policy: str, tick_s: float) -> tuple[Any, dict[str, Any]]:
+        r = simulate(sc.with_(tick_s=tick_s), policy)
         fig, (a0, a1) = figure_axes(2, (10, 3.2))
         plot_occupancy(r, a0)
         plot_waits_over_day([r], a1, log=policy == "fifo")
@@ -257,7 +271,7 @@ def headroom_explorer(scenario: Scenario | None = None) -> Any:
     """Move the headroom R and the batch job duration.
 
     Controls: ``reserve`` (slots kept free of batch), ``batch`` (batch job
-    duration range).  The backlog grows as jobs shrink, so the batch work
+    duration range), ``tick_s`` (the clock).  The backlog grows as jobs shrink, so the batch work
     offered stays the same (chunking, not less work).
     """
     from .plots import plot_occupancy
@@ -267,11 +281,12 @@ def headroom_explorer(scenario: Scenario | None = None) -> Any:
     controls = {
         "reserve": slider("headroom R (slots)", 8, 0, 32),
         "batch": dropdown("batch job length", list(BATCH_DURATIONS), next(iter(BATCH_DURATIONS))),
+        "tick_s": clock(sc),
     }
 
-    def render(reserve: int, batch: str) -> tuple[Any, dict[str, Any]]:
+    def render(reserve: int, batch: str, tick_s: float) -> tuple[Any, dict[str, Any]]:
         rng = BATCH_DURATIONS[batch]
-        chunked = sc.with_(batch_service_s=rng, backlog=round(work / (sum(rng) / 2)))
+        chunked = sc.with_(batch_service_s=rng, backlog=round(work / (sum(rng) / 2)), tick_s=tick_s)
         r = simulate(chunked, f"reserve:{reserve}")
         fig, (ax,) = figure_axes()
         plot_occupancy(r, ax)
@@ -287,7 +302,7 @@ def preemption_explorer(scenario: Scenario | None = None) -> Any:
 
     Controls: ``preempt_cost_s`` (seconds of work redone per eviction),
     ``reserve`` (0 = pure preemption, otherwise ``hybrid:R``), ``victim``,
-    ``min_run_s``.
+    ``min_run_s``, ``tick_s`` (the clock).
     """
     from .plots import plot_occupancy
 
@@ -297,11 +312,12 @@ def preemption_explorer(scenario: Scenario | None = None) -> Any:
         "reserve": slider("headroom R (slots)", 0, 0, 24),
         "victim": dropdown("victim", ["youngest", "most_remaining"], "youngest"),
         "min_run_s": slider("minimum run (s)", 0, 0, 120, 10),
+        "tick_s": clock(sc),
     }
 
-    def render(preempt_cost_s: int, reserve: int, victim: str, min_run_s: int) -> tuple[Any, dict[str, Any]]:
+    def render(preempt_cost_s: int, reserve: int, victim: str, min_run_s: int, tick_s: float) -> tuple[Any, dict[str, Any]]:
         policy = f"hybrid:{reserve}" if reserve else "preempt"
-        r = simulate(sc.with_(preempt_cost_s=preempt_cost_s), policy, victim=victim, min_run_s=min_run_s)
+        r = simulate(sc.with_(preempt_cost_s=preempt_cost_s, tick_s=tick_s), policy, victim=victim, min_run_s=min_run_s)
         fig, (ax,) = figure_axes()
         plot_occupancy(r, ax, title=f"{r.policy.label}, eviction cost {preempt_cost_s} s")
         return fig, _summary(r)
@@ -313,7 +329,8 @@ def starvation_explorer(scenario: Scenario | None = None, deadline_s: int = 4 * 
     """Batch floor and aging: batch completion against a deadline next to interactive latency.
 
     Controls: ``policy`` (``preempt`` or ``hybrid:8``), ``floor`` (slots batch
-    keeps), ``aging`` (a waiting time after which a batch job is never evicted).
+    keeps), ``aging`` (a waiting time after which a batch job is never evicted), ``tick_s`` (the clock).
+    The run without floor or aging is kept per policy and clock, so moving the floor runs one simulation.
     """
     from .plots import plot_batch_progress
 
@@ -322,11 +339,13 @@ def starvation_explorer(scenario: Scenario | None = None, deadline_s: int = 4 * 
         "policy": dropdown("policy", ["preempt", "hybrid:8"], "preempt"),
         "floor": slider("batch floor (slots)", 0, 0, 32, 4),
         "aging": dropdown("aging", list(AGING_CHOICES), "off"),
+        "tick_s": clock(sc),
     }
+    plain = functools.lru_cache(maxsize=8)(lambda policy, tick_s: simulate(sc.with_(tick_s=tick_s), policy))
 
-    def render(policy: str, floor: int, aging: str) -> tuple[Any, dict[str, Any]]:
-        base = simulate(sc, policy)
-        r = simulate(sc, policy, floor=floor, aging_s=AGING_CHOICES[aging])
+    def render(policy: str, floor: int, aging: str, tick_s: float) -> tuple[Any, dict[str, Any]]:
+        base = plain(policy, tick_s)
+        r = simulate(sc.with_(tick_s=tick_s), policy, floor=floor, aging_s=AGING_CHOICES[aging])
         fig, (ax,) = figure_axes()
         plot_batch_progress([base, r], ax, deadline_s=deadline_s, labels=[f"{policy}", f"{policy}, floor {floor}, aging {aging}"])
         rows = _summary(r)
