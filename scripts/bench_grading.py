@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 
 def box_overhead(reps: int = 20) -> tuple[float, float]:
     """Median seconds to run ``python -E -s -c pass`` plainly and in a box."""
-    from lanes.exercises import sandbox
+    from grading import sandbox
 
     plain, boxed = [], []
     with sandbox.Box() as box:

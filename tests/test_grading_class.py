@@ -201,7 +201,7 @@ def test_grading_works_with_the_interpreter_in_a_venv_under_tmp(tmp_path):
 def test_the_box_leaves_nothing(tmp_path):
     """A box whose job detaches a process and fills its /tmp and /dev/shm: afterwards the job's
     processes, its folder copy of lanes and its cgroup are gone."""
-    from lanes.exercises import sandbox
+    from grading import sandbox
 
     code = ("import os, subprocess, sys\n"
             f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {MARK!r}], start_new_session=True)\n"

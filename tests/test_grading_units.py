@@ -1,6 +1,6 @@
 """The class-grading logic without running a notebook: reading, identity, copies, secret, options.
 
-Fast checks of ``lanes.exercises.classroom``, ``.variants``, ``.spec`` and ``.judge``; the
+Fast checks of ``grading.classroom``, ``.variants``, ``.spec`` and ``.judge``; the
 hostile class graded through the box is in ``test_grading_class.py``.
 """
 
@@ -15,15 +15,19 @@ import sys
 
 import pytest
 
-from lanes.exercises import classroom, get_set
+from grading import classroom
+from grading.judge import choice, grade_answers
+from grading.lms import Exports
+from lanes.exercises import get_set
 from lanes.exercises.forms import Choice, Float
-from lanes.exercises.judge import choice, grade_answers
-from lanes.exercises.lms import Exports
 from lanes.exercises.spec import Question, SetSpec
 from lanes.exercises.variants import (TEST_SECRET, load_course_secret, normalise_student, student_token)
 
 SLUG = "01_slots_and_littles_law"
 SECRET_BYTES = "TOPSECRET-0xC0FFEE"
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _nb_json(**meta) -> str:
@@ -284,3 +288,4 @@ def test_the_grader_starts_without_otter_or_the_iri_grammars():
             "print(sorted(m for m in ('nbformat', 'otter', 'lark') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "['nbformat']", out.stdout[-2000:] + out.stderr[-2000:]
+

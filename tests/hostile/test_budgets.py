@@ -74,7 +74,7 @@ def test_a_students_time_and_copies_are_bounded_and_spare_the_others(tmp_path, g
 
 
 def test_the_box_covers_the_checkout_and_keys_whatever_the_layout(grader_tmp):
-    from lanes.exercises import sandbox
+    from grading import sandbox
 
     keys = ROOT / "solutions"
     shown = pathlib.Path(tempfile.mkdtemp(dir=grader_tmp))

@@ -14,7 +14,7 @@ import pathlib
 import pytest
 
 from hostile.klass import deep
-from lanes.exercises import classroom, sandbox
+from grading import classroom, sandbox
 
 
 def _nested(depth: int) -> bytes:

@@ -8,14 +8,14 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
   PID namespace goes, and with it every process it started (``--die-with-parent`` too);
 - ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
 - its root holds only what a Python job needs: the interpreter's prefixes and the system
-  libraries read-only, this package's copy of ``lanes`` read-only at :data:`SITE`, its own
+  libraries read-only, copies of ``lanes`` and ``grading`` read-only at :data:`SITE`, its own
   ``/proc`` and ``/dev``, and size-limited private file systems (tmpfs) at :data:`JOB`,
   ``/tmp``, ``/var/tmp`` and ``/dev/shm``: the files the caller put in the job folder are
   bound into :data:`JOB` one by one (read-only, but for the ``outputs`` it names), and
   whatever else the job writes stays in its tmpfs, so a full disk is the job's own failure
   and it all goes with the box. Nothing else of the disk is there (no checkout, no
   ``solutions/``, no home folder), so it works wherever the interpreter lives (``/tmp``,
-  ``/opt``, a home folder, a venv); the checkout of ``lanes`` and the paths given to
+  ``/opt``, a home folder, a venv); the checkout of ``lanes`` and ``grading`` and the paths given to
   :func:`hide` are covered even where they lie inside the interpreter's prefix;
 - each job gets a cgroup v2 of its own where the machine allows it (memory for the whole
   job, shared memory included, no swap; a pids limit; one CPU at most and an equal CPU
@@ -25,10 +25,10 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
 
 Use::
 
-    from lanes.exercises import sandbox
-    with sandbox.Box() as box:                       # one per run: a copy of lanes, a cgroup
+    from grading import sandbox
+    with sandbox.Box() as box:                       # one per run: a copy of lanes and grading, a cgroup
         job = pathlib.Path(tempfile.mkdtemp())
-        with box.popen(sandbox.python_argv("lanes.exercises.runner", "/job/nb.ipynb", ...),
+        with box.popen(sandbox.python_argv("grading.runner", "/job/nb.ipynb", ...),
                        job_dir=job, limits=sandbox.Limits(timeout_s=60),
                        stdin=subprocess.PIPE, stdout=subprocess.PIPE) as p:
             out, _ = p.communicate(b"...", timeout=60)
@@ -59,7 +59,7 @@ __all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwra
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
-#: Where the copy of ``lanes`` appears inside the box (read-only; put it on ``sys.path``).
+#: Where the copies of ``lanes`` and ``grading`` appear inside the box (read-only; put it on ``sys.path``).
 SITE = "/lanes-site"
 
 
@@ -129,10 +129,10 @@ def bwrap_path() -> str:
 
 
 def python_argv(module: str, *args: str) -> list[str]:
-    """A command that runs ``python -m module args...`` in the box with the box's ``lanes`` first.
+    """A command that runs ``python -m module args...`` in the box, its packages first on the path.
 
-    ``-E -s``: no ``PYTHON*`` variables and no user site folder; the copy of ``lanes`` at
-    :data:`SITE` is put first on ``sys.path``.
+    ``-E -s``: no ``PYTHON*`` variables and no user site folder; the copies of ``lanes``
+    and ``grading`` at :data:`SITE` are put first on ``sys.path``.
     """
     boot = (f"import sys, runpy; sys.path[:0] = [{SITE!r}]; sys.argv[1:1] = []; "
             f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
@@ -203,7 +203,7 @@ _HIDDEN: list[pathlib.Path] = []
 def hide(paths) -> None:
     """Cover ``paths`` (folders or files: answer keys, a course secret) in every box made from now on.
 
-    The checkout ``lanes`` is imported from (a folder with ``pyproject.toml``, ``.git`` or
+    The checkout ``lanes`` and ``grading`` are imported from (a folder with ``pyproject.toml``, ``.git`` or
     ``solutions/`` above the package) is always covered.
     """
     for p in paths:
@@ -211,11 +211,16 @@ def hide(paths) -> None:
             _HIDDEN.append(_real(p))
 
 
-def _always_hidden() -> list[pathlib.Path]:
+def _packages() -> list[pathlib.Path]:
+    """The folders of the packages a job imports: ``lanes`` and this one, ``grading``."""
     import lanes
 
-    top = _real(lanes.__file__).parents[1]
-    mine = [top] if any((top / n).exists() for n in ("pyproject.toml", ".git", "solutions")) else []
+    return [_real(lanes.__file__).parent, _real(__file__).parent]
+
+
+def _always_hidden() -> list[pathlib.Path]:
+    tops = {p.parent for p in _packages()}
+    mine = [t for t in sorted(tops) if any((t / n).exists() for n in ("pyproject.toml", ".git", "solutions"))]
     return mine + _HIDDEN
 
 
@@ -392,7 +397,7 @@ def _real(p: str | os.PathLike) -> pathlib.Path:
 
 
 class Box:
-    """Where jobs run: one per grading run (a read-only copy of ``lanes``, a cgroup, uids).
+    """Where jobs run: one per grading run (read-only copies of ``lanes`` and ``grading``, a cgroup, uids).
 
     Parameters
     ----------
@@ -400,7 +405,7 @@ class Box:
         Folders and files never to show inside the box even where they lie under a folder
         the box needs (for example a checkout inside the interpreter's prefix): a folder is
         covered by an empty file system, a file by an empty one. Added to those of
-        :func:`hide` and the checkout of ``lanes``.
+        :func:`hide` and the checkout.
     extra_ro : paths
         More folders or files to show read-only at the same path (none by default).
     cgroups : bool
@@ -423,10 +428,9 @@ class Box:
         try:
             os.chmod(self.base, 0o711)
             self.site = self.base / "site"
-            import lanes
-
-            shutil.copytree(pathlib.Path(lanes.__file__).parent, self.site / "lanes",
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            for package in _packages():
+                shutil.copytree(package, self.site / package.name,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             for d, _, files in os.walk(self.site):
                 os.chmod(d, 0o755)
                 for f in files:
@@ -648,7 +652,7 @@ class Box:
         return BoxedProcess(proc, uid=uid if root else None, cgroup=cg, job_dir=job_dir, limits=limits)
 
     def close(self) -> None:
-        """Remove the copy of ``lanes`` and the run's cgroup (stop jobs first)."""
+        """Remove the copies of the packages and the run's cgroup (stop jobs first)."""
         if self.cgroup is not None:
             for child in list(self.cgroup.iterdir()) if self.cgroup.exists() else []:
                 if child.is_dir():

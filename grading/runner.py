@@ -88,7 +88,7 @@ def main(argv: list | None = None) -> int:
             errors.append({"cell": index, "error": _first_line(type(err).__name__, err)})
     errors = errors[:100]
     shell.user_ns["__lanes_export_args__"] = (out_path, slug, errors)
-    shell.run_cell("__import__('lanes.exercises.runner', fromlist=['export'])"
+    shell.run_cell("__import__('grading.runner', fromlist=['export'])"
                    ".export(globals(), *__lanes_export_args__)", store_history=False)
     return 0
 

@@ -50,13 +50,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
+from lanes.exercises.registry import all_sets, get_set
+from lanes.exercises.variants import check_login, normalise_student, student_token, token_mismatch
+
 from . import sandbox
 from .deadlines import Deadlines
 from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
-from .registry import all_sets, get_set
 from .roster import Roster, load_roster
-from .variants import check_login, normalise_student, student_token, token_mismatch
 
 __all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", "feedback_markdown",
            "grade", "load_roster", "merge", "read_notebook", "report", "shard_of", "write_feedback",
@@ -135,7 +136,7 @@ class Submission:
     late: bool | None = None  # None: not known (no deadline, or no time in the export)
     late_s: float | None = None  # seconds after the deadline and grace, where known
     factor: float = 1.0  # the late policy's multiplier of the score
-    order: tuple = ()  # which copy is later (see lanes.exercises.lms); not reported
+    order: tuple = ()  # which copy is later (see grading.lms); not reported
     seconds: float = 0.0
     messages: list = field(default_factory=list)
     questions: list = field(default_factory=list)
@@ -450,12 +451,13 @@ def _answers(job_dir: pathlib.Path) -> tuple[dict | None, str]:
 
 def _judge_program() -> str:
     """Step 2's program (``-c``, not ``-m``, so that the keys and the judge share one module),
-    importing the same ``lanes`` as this process (``-I`` ignores ``PYTHONPATH``)."""
+    importing the same ``lanes`` and ``grading`` as this process (``-I`` ignores ``PYTHONPATH``)."""
     import lanes
 
-    here = str(pathlib.Path(lanes.__file__).resolve().parents[1])
-    return (f"import sys; sys.path.insert(0, {here!r}); "
-            "from lanes.exercises.judge import main; sys.exit(main(sys.argv[1:]))")
+    here = list(dict.fromkeys(str(pathlib.Path(m.__file__).resolve().parents[1])
+                              for m in (lanes, sys.modules[__package__])))
+    return (f"import sys; sys.path[:0] = {here!r}; "
+            "from grading.judge import main; sys.exit(main(sys.argv[1:]))")
 
 
 def start_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, folder: pathlib.Path,
@@ -740,7 +742,7 @@ def _start_step1(box, sub, path, who, limits, deadline_s) -> _Job | None:
         folder = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
         (folder / "submission.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
         del nb
-        argv = sandbox.python_argv("lanes.exercises.runner", f"{sandbox.JOB}/submission.ipynb",
+        argv = sandbox.python_argv("grading.runner", f"{sandbox.JOB}/submission.ipynb",
                                    f"{sandbox.JOB}/answers.json", sub.assignment)
         job = _Job([(sub, None)], who, "run", box.popen(argv, job_dir=folder, limits=limits,
                                                          outputs=("answers.json",)), folder, deadline_s)
