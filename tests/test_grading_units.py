@@ -289,3 +289,47 @@ def test_the_grader_starts_without_otter_or_the_iri_grammars():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "['nbformat']", out.stdout[-2000:] + out.stderr[-2000:]
 
+
+# --------------------------------------------------------------------------- the package's place
+
+
+def _imports(path: pathlib.Path):
+    """``(module, names)`` of every import in ``path``, deferred ones included."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((a.name, ()) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield ("." * node.level + (node.module or "")), tuple(a.name for a in node.names)
+
+
+def test_grading_is_its_own_package_that_a_students_install_and_repository_leave_out():
+    """lanes never imports grading (deferred imports count); the wheel and the student export
+    leave it out; grading, grade.py and the benchmarks import no private name of another module."""
+    import ast
+    import tomllib
+
+    student = [f"{p.relative_to(ROOT)}: {m}" for p in sorted((ROOT / "lanes").rglob("*.py"))
+               for m, _ in _imports(p) if m.split(".")[0] == "grading"]
+    assert student == []
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    assert not any(pat.split(".")[0] == "grading" for pat in find["include"]), find
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import export_student_repo as export
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    assert all(export.is_private(p) for p in ("grading/classroom.py", "scripts/grade.py", "tests/test_term.py"))
+    assert not export.is_private("lanes/exercises/source.py")
+    private = []
+    for p in [*sorted((ROOT / "grading").glob("*.py")), *(ROOT / "scripts").glob("grade.py"),
+              *(ROOT / "scripts").glob("bench_*.py")]:
+        private += [f"{p.name}: from {m} import {n}" for m, names in _imports(p) for n in names if n.startswith("_")
+                    and n != "__version__"]
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        private += [f"{p.name}: {n.value.id}.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and n.attr.startswith("_") and not n.attr.startswith("__")
+                    and n.value.id in {"classroom", "sandbox", "judge", "online", "runner", "roster", "lms",
+                                       "gradebook", "deadlines", "variants", "registry", "forms", "spec"}]
+    assert private == []
