@@ -449,7 +449,7 @@ def _answers(job_dir: pathlib.Path) -> tuple[dict | None, str]:
     return data, ""
 
 
-def _judge_program() -> str:
+def judge_program() -> str:
     """Step 2's program (``-c``, not ``-m``, so that the keys and the judge share one module),
     importing the same ``lanes`` and ``grading`` as this process (``-I`` ignores ``PYTHONPATH``)."""
     import lanes
@@ -472,7 +472,7 @@ def start_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, 
     (folder / "in.json").write_text(json.dumps({"secret": secret, "hide": [str(h) for h in hide], "jobs": jobs}))
     with open(folder / "in.json", "rb") as stdin, open(folder / "out.json", "wb") as out, \
             open(folder / "err.txt", "wb") as err:
-        return subprocess.Popen([sys.executable, "-I", "-c", _judge_program(),
+        return subprocess.Popen([sys.executable, "-I", "-c", judge_program(),
                                  "--forms-only" if solutions is None else str(solutions)],
                                 stdin=stdin, stdout=out, stderr=err, cwd=folder / "tmp", start_new_session=True,
                                 env={**os.environ, "TMPDIR": str(folder / "tmp")})

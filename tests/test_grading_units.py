@@ -333,3 +333,30 @@ def test_grading_is_its_own_package_that_a_students_install_and_repository_leave
                     and n.value.id in {"classroom", "sandbox", "judge", "online", "runner", "roster", "lms",
                                        "gradebook", "deadlines", "variants", "registry", "forms", "spec"}]
     assert private == []
+
+
+# --------------------------------------------------------------------------- step 1's runner
+
+
+def test_the_runner_runs_plain_cells_itself_and_hands_the_rest_to_ipython(tmp_path):
+    """Plain Python runs without IPython (its import is most of a short notebook's cost): the
+    __future__ flags of a cell hold in the next, a cell reads its own source back, SystemExit is
+    the cell's error; a magic starts IPython on the same namespace, which runs the rest."""
+    cells = ["from __future__ import annotations",
+             "def f(x: NotDefinedAnywhere) -> int:\n    return 1\nq1_busy_slots = 1.5",
+             "import sys\nsys.exit(3)",
+             "import inspect\ndef g():\n    return 2\nsrc = inspect.getsource(g)\n"
+             "ran_plain = 'IPython' not in sys.modules",
+             "%time q2_measured = 4",
+             "q3_idle_at_peak = float(src.startswith('def g') and ran_plain and get_ipython() is not None)"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": s, "outputs": [],
+                     "execution_count": None} for i, s in enumerate(cells)]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    boot = (f"import sys, runpy; sys.path[:0] = {[str(ROOT)]!r}; "
+            "runpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
+    subprocess.run([sys.executable, "-E", "-s", "-c", boot, str(tmp_path / "nb.ipynb"), str(tmp_path / "out.json"),
+                    SLUG], check=True, timeout=120, cwd=tmp_path)
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["answers"] == {"q1_busy_slots": 1.5, "q2_measured": 4, "q3_idle_at_peak": 1.0}, out
+    assert out["errors"] == [{"cell": 2, "error": "SystemExit: 3"}], out
