@@ -275,8 +275,8 @@ HOSTILE = {
         policy = lambda obs: Decision()
     """,
     "imports the built-in policies": """
-        from lanes.pool.schedulers import Priority
-        policy = Priority(preempts=True)
+        from lanes.pool import policies, reference  # the rules the engine and the judge run
+        policy = lambda obs: Decision()
     """,
     "eats memory": """
         HOARD = bytearray(4 << 30)
