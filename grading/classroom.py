@@ -84,8 +84,9 @@ class Budget:
     Attributes
     ----------
     copies : int
-        Copies of one set graded per student: the latest ``copies`` (by modification time)
-        are run; older ones are listed, not run (the latest counts either way).
+        Copies of one set graded per student: the latest ``copies`` (by the rule of
+        :mod:`.lms`: the export's time, its upload order, the copy number, the path; never
+        a file's time) are run; older ones are listed, not run (the latest counts either way).
     judge_s : float
         Wall-clock time of step 2 (the judge) per submission, s.
     student_s : float
@@ -239,13 +240,22 @@ def collect(paths: list) -> list[tuple[pathlib.Path, pathlib.Path, str | None]]:
 
 
 def _walk(folder: pathlib.Path, root: pathlib.Path, out: list) -> None:
-    """Depth first in name order, iteratively, at most :data:`MAX_FOLDER_DEPTH` folders down."""
+    """Depth first in name order, iteratively, at most :data:`MAX_FOLDER_DEPTH` folders down.
+
+    A folder that cannot be read, or lies deeper, is listed with a refusal (never dropped
+    without a word: a notebook in it would vanish from the report)."""
     stack = [(folder, 0)]
     while stack:
         folder, depth = stack.pop()
+        if depth > MAX_FOLDER_DEPTH:
+            out.append((folder, root, f"refused: not read, a folder more than {MAX_FOLDER_DEPTH} folders down "
+                                      "(hand in the notebooks nearer the top)"))
+            continue
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        except OSError as e:
+            if folder != root:
+                out.append((folder, root, f"refused: this folder could not be read ({type(e).__name__})"))
             continue
         below = []
         for e in entries:
@@ -255,7 +265,7 @@ def _walk(folder: pathlib.Path, root: pathlib.Path, out: list) -> None:
                     out.append((p, root, _refusal(p)))
             elif e.name.endswith(".ipynb"):
                 out.append((p, root, _refusal(p)))
-            elif not e.name.startswith(".") and e.name != "__pycache__" and depth < MAX_FOLDER_DEPTH:
+            elif not e.name.startswith(".") and e.name != "__pycache__":
                 below.append((p, depth + 1))
         stack.extend(reversed(below))
 

@@ -7,6 +7,8 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
   the box has no network, its own SysV IPC objects and its own PID 1: when the job ends its
   PID namespace goes, and with it every process it started (``--die-with-parent`` too);
 - ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
+  a system call filter (:func:`seccomp_program`) refuses the memory no rlimit counts
+  (``memfd_create``, SysV ``shmget``) and other machines' call conventions;
 - its root holds only what a Python job needs: the interpreter's prefixes and the system
   libraries read-only, copies of ``lanes`` and ``grading`` read-only at :data:`SITE`, its own
   ``/proc`` and ``/dev``, and size-limited private file systems (tmpfs) at :data:`JOB`,
@@ -55,7 +57,7 @@ import time
 from dataclasses import dataclass
 
 __all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
-           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree"]
+           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree", "seccomp_program"]
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
@@ -222,6 +224,38 @@ def _always_hidden() -> list[pathlib.Path]:
     tops = {p.parent for p in _packages()}
     mine = [t for t in sorted(tops) if any((t / n).exists() for n in ("pyproject.toml", ".git", "solutions"))]
     return mine + _HIDDEN
+
+
+# --------------------------------------------------------------------------- system calls
+
+#: System calls no job may make, by machine (they fail with EPERM): memory that neither the
+#: address-space limit nor a tmpfs size counts (a ``memfd_create`` file, a SysV shared memory
+#: segment that stays after it is detached), which only a cgroup bounds. Other machines' system
+#: call conventions (i386 on x86_64, x32) are refused whole.
+_DENIED_SYSCALLS = {
+    "x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319}),
+    "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279}),
+}
+
+
+def seccomp_program() -> bytes | None:
+    """The box's system call filter (classic BPF, as ``bwrap --seccomp`` reads it), or ``None``
+    on a machine without an entry in :data:`_DENIED_SYSCALLS`."""
+    import platform
+    import struct
+
+    if platform.machine() not in _DENIED_SYSCALLS:
+        return None
+    arch, calls = _DENIED_SYSCALLS[platform.machine()]
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    kill, allow, eperm = 0x80000000, 0x7FFF0000, 0x00050000 | errno.EPERM
+    numbers = sorted(set(calls.values()))
+    prog = [(ld_w_abs, 0, 0, 4), (jeq_k, 1, 0, arch), (ret_k, 0, 0, kill), (ld_w_abs, 0, 0, 0),
+            (jge_k, len(numbers) + 1, 0, 0x40000000)]  # x32's numbers: to the EPERM
+    for i, nr in enumerate(numbers):  # to the EPERM, else fall through to the next test
+        prog.append((jeq_k, len(numbers) - i, 0, nr))
+    prog += [(ret_k, 0, 0, allow), (ret_k, 0, 0, eperm)]
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
 
 # --------------------------------------------------------------------------- cgroups
@@ -435,6 +469,10 @@ class Box:
                 os.chmod(d, 0o755)
                 for f in files:
                     os.chmod(os.path.join(d, f), 0o644)
+            program = seccomp_program()
+            if program is not None:
+                (self.base / "seccomp.bpf").write_bytes(program)
+                os.chmod(self.base / "seccomp.bpf", 0o644)
             if cgroups:
                 self.cgroup, why = _make_cgroup_base()
             else:
@@ -642,13 +680,22 @@ class Box:
                 os.setuid(uid)
                 resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
 
+        program = seccomp_program()
+        filter_fd = None
+        if program is not None:  # read by bwrap from an inherited descriptor, applied before the job runs
+            filter_fd = os.open(self.base / "seccomp.bpf", os.O_RDONLY)
+            cmd[1:1] = ["--seccomp", str(filter_fd)]
         try:
             proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env={},
-                                    preexec_fn=preexec, start_new_session=True, close_fds=True, cwd="/")
+                                    preexec_fn=preexec, start_new_session=True, close_fds=True, cwd="/",
+                                    pass_fds=() if filter_fd is None else (filter_fd,))
         except BaseException:
             if cg is not None:
                 _cg_kill(cg)
             raise
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
         return BoxedProcess(proc, uid=uid if root else None, cgroup=cg, job_dir=job_dir, limits=limits)
 
     def close(self) -> None:
