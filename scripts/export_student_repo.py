@@ -45,6 +45,8 @@ PRIVATE = (
     "scripts/export_student_repo.py",
     "scripts/new_course.py",
     "tests/hostile/test_budgets.py",
+    "tests/hostile/test_heldout.py",
+    "tests/hostile/test_layouts.py",
     "tests/hostile/test_reading.py",
     "tests/lms_samples",
     "tests/test_course_secret.py",

@@ -44,21 +44,21 @@ runner.export = export
 #: in lists and objects mixed.
 DEEP_DICTS = _EXPORT.replace("TEXT", "'{\"answers\": {\"q1_busy_slots\": ' + '{\"a\": ' * 150_000 + '1' + '}' * 150_001 + '}'")
 MIXED_990 = _EXPORT.replace("TEXT", "'{\"answers\": {\"q2_measured\": ' + '[{\"a\": ' * 495 + '0' + '}]' * 495 + '}}'")
-#: Folders past PATH_MAX (names of 200 characters, 1,500 deep) in every folder the box may write.
+#: Folders past PATH_MAX (names of 200 characters, 300 deep) in every folder the box may write.
 LONG_FOLDERS = """
 import os
 for top in ("/job", "/tmp", "/var/tmp", "/dev/shm"):
     os.chdir(top)
-    for _ in range(1500):
+    for _ in range(300):
         os.mkdir("x" * 200)
         os.chdir("x" * 200)
 os.chdir("/job")
 """
-#: Many small files (5,000 in each of three folders) instead of a few big ones, and a sparse file past the per-file limit.
+#: Many small files (2,000 in each of three folders) instead of a few big ones, and a sparse file past the per-file limit.
 SMALL_FILES = """
 import os
 for top in ("/job", "/tmp", "/dev/shm"):
-    for i in range(5_000):
+    for i in range(2_000):
         try:
             open(f"{top}/f{i}", "w").close()
         except OSError:
@@ -100,7 +100,7 @@ def _build(d: pathlib.Path) -> pathlib.Path:
     spin = with_cell(honest("spinner", master=master13), f"q1_policy = {SPIN_AT_IMPORT!r}", replace_var="q1_policy")
     _put(with_cell(spin, f"q2_policy = {SPIN_IN_GETATTR!r}", replace_var="q2_policy"), subs / "spinner",
          master13.name)
-    # a hand-in 1,200 folders deep with names of 100 characters (past PATH_MAX), an honest
+    # a hand-in 60 folders deep with names of 100 characters (past PATH_MAX), an honest
     # notebook at the bottom and one at the top
     top = subs / "deephandin"
     _put(honest("deephandin"), top)
@@ -108,7 +108,7 @@ def _build(d: pathlib.Path) -> pathlib.Path:
     os.mkdir(path)
     dfd = os.open(path, os.O_RDONLY)
     try:
-        for _ in range(1200):
+        for _ in range(60):
             os.mkdir("y" * 100, dir_fd=dfd)
             nxt = os.open("y" * 100, os.O_RDONLY, dir_fd=dfd)
             os.close(dfd)
@@ -117,10 +117,10 @@ def _build(d: pathlib.Path) -> pathlib.Path:
             f.write(json.dumps(base))
     finally:
         os.close(dfd)
-    # 1,000 small files beside one honest notebook: the budget reads 200 of them
+    # 400 small files beside one honest notebook: the budget reads 200 of them
     many = subs / "manyfiles"
     _put(honest("manyfiles"), many, f"{SLUG}.ipynb")
-    for i in range(1000):
+    for i in range(400):
         (many / f"n{i:04d}.ipynb").write_text("{}")
     # links: to a root-only file, in a loop, to a classmate's notebook, to the keys' folder
     links = subs / "links"
@@ -144,7 +144,7 @@ def _build(d: pathlib.Path) -> pathlib.Path:
     sock.close()
     # one huge cell under the size limit; one past it; a notebook nested 10,000 deep in metadata
     huge = subs / "hugecell"
-    _put(with_cell(honest("hugecell"), "BIG = '" + "a" * (12 << 20) + "'"), huge)
+    _put(with_cell(honest("hugecell"), "BIG = '" + "a" * (6 << 20) + "'"), huge)
     (huge / "toobig.ipynb").write_text('{"cells": [], "x": "' + "b" * (17 << 20) + '"}')
     nb = json.loads(json.dumps(honest("hugecell")))
     text = json.dumps(nb)
@@ -232,9 +232,9 @@ def test_a_hand_in_past_path_max_is_refused_in_one_line(run):
 
 def test_many_small_files_are_read_up_to_the_budget(run):
     mine = _of(run[1], "manyfiles")
-    assert len(mine) == 1001 and mine[f"{SLUG}.ipynb"]["score"] == 7
+    assert len(mine) == 401 and mine[f"{SLUG}.ipynb"]["score"] == 7
     refused = [s for s in mine.values() if "handed in more than 200 files" in " ".join(s["messages"])]
-    assert len(refused) == 801, len(refused)
+    assert len(refused) == 201, len(refused)
 
 
 def test_links_fifos_devices_and_sockets_are_refused_without_reading(run):
