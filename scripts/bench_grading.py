@@ -1,17 +1,26 @@
 #!/usr/bin/env python
-"""Time grading a class made from the masters: one run, then the same class as shards merged.
+"""Time grading a class made from the masters, in CPU seconds as well as wall seconds.
 
     python scripts/bench_grading.py                          # 100 students x every set with a key
-    python scripts/bench_grading.py --students 4 --sets 3    # a small class
+    python scripts/bench_grading.py --students 10 --shards 0 # a small class, one run
     python scripts/bench_grading.py --shards 4 --jobs 2
 
 Builds each student's perfect submission of each set from the master notebooks (a folder
-per login, the tokens of the test secret), grades the class once with ``scripts/grade.py
---jobs J``, then as ``--shards`` shard processes started together (``--jobs`` split between
-them) and merged, and prints both wall times, notebooks per second, the score, the judge's
-share of the run (from its progress line to the end), and the box's own cost per notebook
-(starting ``python -c pass`` in a box against starting it plainly). Not a test:
-timings depend on the machine and its load. Run it as root for the real box.
+per login, the tokens of the test secret) and prints:
+
+- the parts, for one student's notebooks: step 1 run plainly and in a box (the box's cost,
+  CPU and wall, per notebook), the runner on an empty notebook (the fixed cost of a
+  notebook), and one judge process for that student (step 2; its CPU per notebook);
+- one run of ``scripts/grade.py --jobs J`` over the class: wall seconds, CPU seconds (this
+  process's children: the grader, its boxes and judges), notebooks per CPU-second, the
+  judge's share of that CPU, and the wall time a class of ``--project`` notebooks would take
+  on ``--jobs`` otherwise idle CPUs (CPU per notebook x notebooks / jobs);
+- with ``--shards N``, the same class as N shard processes started together (``--jobs``
+  split between them) and merged.
+
+CPU seconds are what a loaded machine still measures fairly (wall time there is mostly
+waiting); on a loaded machine they run higher too (shared caches), so compare runs made at
+the same load. Not a test. Run it as root for the real box.
 """
 
 from __future__ import annotations
@@ -21,7 +30,8 @@ import importlib.util
 import json
 import os
 import pathlib
-import statistics
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,37 +42,75 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def box_overhead(reps: int = 20) -> tuple[float, float]:
-    """Median seconds to run ``python -E -s -c pass`` plainly and in a box."""
-    from lanes.exercises import sandbox
-
-    plain, boxed = [], []
-    with sandbox.Box() as box:
-        for _ in range(reps):
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-E", "-s", "-c", "pass"], check=True)
-            plain.append(time.perf_counter() - t)
-            job = pathlib.Path(tempfile.mkdtemp(dir=box.base))
-            t = time.perf_counter()
-            with box.popen([sys.executable, "-E", "-s", "-c", "pass"], job_dir=job) as p:
-                p.wait(timeout=60)
-            boxed.append(time.perf_counter() - t)
-    return statistics.median(plain), statistics.median(boxed)
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
-def _timed_run(argv: list, env: dict) -> tuple[float, float | None, str]:
-    """Run ``grade.py`` with its progress lines: ``(wall seconds, seconds from the first
-    'judging' line to the end or None, the output)``."""
-    t = time.perf_counter()
-    judged = None
-    out = []
-    with subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as p:
-        for line in p.stderr:
-            out.append(line)
-            if judged is None and line.startswith("judging "):
-                judged = time.perf_counter()
-    end = time.perf_counter()
-    return end - t, (end - judged) if judged is not None else None, "".join(out)
+def _measured(run) -> tuple[float, float]:
+    """``(CPU seconds of the children, wall seconds)`` of ``run()``."""
+    c, t = _cpu(), time.perf_counter()
+    run()
+    return _cpu() - c, time.perf_counter() - t
+
+
+def parts(notebooks: list[pathlib.Path], login: str) -> dict:
+    """One student's notebooks (``NN_slug.ipynb``): step 1 plainly, step 1 in a box, the runner
+    on an empty notebook, and the student's judge: CPU and wall seconds of each, in all."""
+    import nbformat
+
+    from grading import classroom, sandbox
+    from lanes.exercises.variants import TEST_SECRET, student_token
+
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="lanes-bench-parts-") as tmp, sandbox.Box() as box:
+        tmp = pathlib.Path(tmp)
+        os.chmod(tmp, 0o711)
+        plain_argv = lambda *a: [sys.executable, "-E", "-s", "-c", (  # noqa: E731
+            f"import sys, runpy; sys.path[:0] = [{str(ROOT)!r}]; "
+            "runpy.run_module('grading.runner', run_name='__main__', alter_sys=True)"), *a]
+        empty = tmp / "empty.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(), empty)
+        slug = notebooks[0].stem
+        out["empty"] = _measured(lambda: subprocess.run(plain_argv(str(empty), str(tmp / "e.json"), slug),
+                                                         check=True))
+        answers = {}
+
+        def plain():
+            for nb in notebooks:
+                subprocess.run(plain_argv(str(nb), str(tmp / f"{nb.stem}.json"), nb.stem), check=True)
+                answers[nb.stem] = json.loads((tmp / f"{nb.stem}.json").read_text())
+
+        inside = [0.0]  # CPU seconds the boxed processes report themselves (the grader's
+        # rusage never sees them: they are reaped inside the box's PID namespace)
+        boot = ("import atexit, resource, runpy, sys; sys.path[:0] = [" + repr(sandbox.SITE) + "]\n"
+                "def cpu():\n    r = resource.getrusage(resource.RUSAGE_SELF)\n"
+                "    open('" + sandbox.JOB + "/cpu.txt', 'w').write(repr(r.ru_utime + r.ru_stime))\n"
+                "atexit.register(cpu)\nrunpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
+
+        def boxed():
+            for nb in notebooks:
+                job = pathlib.Path(tempfile.mkdtemp(dir=box.base))
+                shutil.copy(nb, job / "submission.ipynb")
+                argv = [sys.executable, "-E", "-s", "-c", boot, f"{sandbox.JOB}/submission.ipynb",
+                        f"{sandbox.JOB}/answers.json", nb.stem]
+                with box.popen(argv, job_dir=job, outputs=("answers.json", "cpu.txt")) as p:
+                    p.wait(timeout=600)
+                inside[0] += float((job / "cpu.txt").read_text() or "nan")
+                sandbox.remove_tree(job)
+
+        out["plain"] = _measured(plain)
+        grader, wall = _measured(boxed)
+        out["boxed"] = (grader + inside[0], wall)
+        jobs = [{"id": i, "slug": slug, "student": student_token(login, TEST_SECRET), "refused": {},
+                 "cell_errors": {}, "answers": answers[slug]["answers"]} for i, slug in enumerate(answers)]
+        feed = json.dumps({"secret": TEST_SECRET, "hide": [], "jobs": jobs})
+        env = {**os.environ, "LANES_TEST_SECRET": "1"}
+        out["judge"] = _measured(lambda: subprocess.run(
+            [sys.executable, "-I", "-c", classroom.judge_program(), str(ROOT / "solutions")], input=feed,
+            capture_output=True, text=True, check=True, env=env))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,11 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--students", type=int, default=100, help="students in the class (default 100)")
     ap.add_argument("--sets", type=int, default=0, help="only the first N sets (default: every set with a key)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks at once, in all (default: CPUs)")
-    ap.add_argument("--shards", type=int, default=4, help="shard processes for the second run (default 4)")
+    ap.add_argument("--shards", type=int, default=4, help="shard processes for a second run (default 4; 0: none)")
+    ap.add_argument("--project", type=int, default=1400, help="notebooks of the class to project to (default 1400)")
     args = ap.parse_args(argv)
-    for name in ("students", "jobs", "shards"):
+    for name in ("students", "jobs", "project"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be >= 1 (got {getattr(args, name)})")
+    if args.shards < 0:
+        ap.error(f"--shards must be >= 0 (got {args.shards})")
     spec = importlib.util.spec_from_file_location("assign_exercises", ROOT / "scripts" / "assign_exercises.py")
     assign = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(assign)
@@ -92,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     grade = [sys.executable, str(ROOT / "scripts" / "grade.py")]
     with tempfile.TemporaryDirectory(prefix="lanes-bench-") as tmp:
         tmp = pathlib.Path(tmp)
+        os.chmod(tmp, 0o711)
         subs = tmp / "subs"
         t0 = time.perf_counter()
         for m in masters:
@@ -100,45 +152,56 @@ def main(argv: list[str] | None = None) -> int:
                 (subs / login).mkdir(parents=True, exist_ok=True)
                 nbformat.write(assign.solution_notebook(m, student_token(login, TEST_SECRET)),
                                subs / login / f"{m.stem}.ipynb")
-        n = len(masters) * args.students
-        print(f"class: {args.students} students x {len(masters)} sets = {n} notebooks "
-              f"(built in {time.perf_counter() - t0:.1f} s); {os.cpu_count()} CPUs")
-        plain, boxed = box_overhead()
-        print(f"box overhead: python -c pass takes {plain * 1000:.0f} ms plainly, {boxed * 1000:.0f} ms in a box "
-              f"(+{(boxed - plain) * 1000:.0f} ms per notebook, medians of 20)")
+        n, k = len(masters) * args.students, len(masters)
+        print(f"class: {args.students} students x {k} sets = {n} notebooks "
+              f"(built in {time.perf_counter() - t0:.1f} s); {os.cpu_count()} CPUs; "
+              f"load average {os.getloadavg()[0]:.1f} at the start")
 
-        serial, judging, log = _timed_run([*grade, str(subs), "--json", str(tmp / "one.json"), "--jobs",
-                                           str(args.jobs), "--pass-mark", "0"], env)
+        p = parts(sorted((subs / "s0000").glob("*.ipynb")), "s0000")
+        (pc, pw), (bc, bw), (jc, jw), (ec, _) = p["plain"], p["boxed"], p["judge"], p["empty"]
+        print(f"parts, one student's {k} notebooks (CPU s per notebook): step 1 plainly {pc / k:.2f} "
+              f"(of which {ec:.2f} is the runner on an empty notebook), in a box {bc / k:.2f} "
+              f"(the box: {(bc - pc) / k * 1000:+.0f} ms CPU, {(bw - pw) / k * 1000:+.0f} ms wall); "
+              f"step 2, the judge: {jc / k:.2f} ({jc / (bc + jc):.0%} of step 1 + 2)")
+
+        cpu, wall = _measured(lambda: subprocess.run(
+            [*grade, str(subs), "--json", str(tmp / "one.json"), "--jobs", str(args.jobs), "--pass-mark", "0",
+             "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         if not (tmp / "one.json").is_file():
-            print(log[-4000:], file=sys.stderr)
+            print("grade.py wrote no report", file=sys.stderr)
             return 2
         rep = json.loads((tmp / "one.json").read_text())
-        step1 = [s["seconds"] for s in rep["submissions"] if s["seconds"]]
-        print(f"one run (--jobs {args.jobs}): {serial:.1f} s, {n / serial:.2f} notebooks/s ({serial / n:.2f} s per "
-              f"notebook); score {rep['score']:g} / {rep['possible']:g}; step 1 median "
-              f"{statistics.median(step1):.2f} s per notebook")
-        print("judge: " + (f"{judging:.1f} s after the last notebook ran, {judging / serial:.0%} of the run"
-                           if judging is not None else "not measured (no 'judging' progress line)"))
+        boxes = bc / k * n  # the boxed processes' CPU, which no rusage of the grader's counts
+        cpu += boxes
+        per = cpu / n
+        print(f"one run (--jobs {args.jobs}): {wall:.1f} s wall, {cpu:.1f} s CPU ({boxes:.1f} of it in the boxes, "
+              f"from the parts): {n / cpu:.2f} notebooks per CPU-second ({per:.2f} CPU s per notebook; the "
+              f"judge's share about {jc * args.students / cpu:.0%}); score {rep['score']:g} / {rep['possible']:g}")
+        print(f"projected: {args.project} notebooks x {per:.2f} CPU s / {args.jobs} CPUs = "
+              f"{args.project * per / args.jobs:.0f} s on otherwise idle CPUs (at this run's CPU cost per notebook)")
+        if not args.shards:
+            return 0
+        each = max(1, args.jobs // args.shards)
 
-        t = time.perf_counter()
-        per = max(1, args.jobs // args.shards)
-        procs = [subprocess.Popen([*grade, str(subs), "--shard", f"{k}/{args.shards}", "--json",
-                                   str(tmp / f"shard-{k}.json"), "--quiet", "--jobs", str(per), "--pass-mark", "0"],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for k in range(1, args.shards + 1)]
-        for p in procs:
-            p.wait()
-        merge = subprocess.run([*grade, "merge", *[str(tmp / f"shard-{k}.json") for k in range(1, args.shards + 1)],
-                                "--json", str(tmp / "merged.json"), "--pass-mark", "0"],
-                               env=env, capture_output=True, text=True)
-        sharded = time.perf_counter() - t
-        if merge.returncode not in (0, 1):
-            print(merge.stderr[-2000:], file=sys.stderr)
+        def sharded():
+            procs = [subprocess.Popen([*grade, str(subs), "--shard", f"{i}/{args.shards}", "--json",
+                                       str(tmp / f"shard-{i}.json"), "--quiet", "--jobs", str(each), "--pass-mark",
+                                       "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                     for i in range(1, args.shards + 1)]
+            for proc in procs:
+                proc.wait()
+            subprocess.run([*grade, "merge", *[str(tmp / f"shard-{i}.json") for i in range(1, args.shards + 1)],
+                            "--json", str(tmp / "merged.json"), "--pass-mark", "0"], env=env, capture_output=True)
+
+        cpu, wall = _measured(sharded)
+        cpu += boxes
+        if not (tmp / "merged.json").is_file():
+            print("merge wrote no report", file=sys.stderr)
             return 2
         merged = json.loads((tmp / "merged.json").read_text())
         same = (merged["score"], merged["possible"]) == (rep["score"], rep["possible"])
-        print(f"{args.shards} shards (--jobs {per} each) + merge: {sharded:.1f} s; score {merged['score']:g} / "
-              f"{merged['possible']:g} ({'same as' if same else 'DIFFERS from'} one run)")
+        print(f"{args.shards} shards (--jobs {each} each) + merge: {wall:.1f} s wall, {cpu:.1f} s CPU; score "
+              f"{merged['score']:g} / {merged['possible']:g} ({'same as' if same else 'DIFFERS from'} one run)")
     return 0
 
 

@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import lanes  # noqa: E402
-from lanes.exercises import online  # noqa: E402
+from grading import online  # noqa: E402
 from lanes.exercises import reference  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the policy in the plain fallback child (no sandbox), whose CPU time can be counted")
     args = p.parse_args(argv)
     if args.plain:
-        online.launch = lambda job, limits: online._Plain(job, limits)
+        online.launch = lambda job, limits: online.PlainChild(job, limits)
     source = pathlib.Path(args.policy).read_text()
     scenario = lanes.Scenario(hours=args.hours)
     expected = lanes.simulate(scenario, args.builtin).row()

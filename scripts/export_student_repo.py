@@ -6,15 +6,16 @@
 
 This checkout is the instructor's **private** repository: it holds ``solutions/`` (the master
 notebooks and the answer keys ``key.py``), the course secret (``.lanes-course-secret``,
-git-ignored) and the instructor-only grading tests and workflow. The **public** repository,
+git-ignored), the grading package ``grading/`` with ``scripts/grade.py``, and the
+instructor-only grading tests and workflows. The **public** repository,
 ``lanes-course/lanes`` (what the book's launch buttons, Binder, Colab and the setup cell point
 at, and what students fork), is the export: push DEST there.
 
 Only files git tracks are exported (so nothing git ignores, such as the secret or build
 folders), minus :data:`PRIVATE`. Afterwards the export is checked: no ``key.py``, no notebook
 with solution markers, no file holding the course secret; any finding stops with status 2.
-The export's own tests (those that need ``solutions/`` skip) and ``grade.py --forms-only``
-run there as they run here.
+The export's own tests run there as they run here (those that need ``solutions/`` or
+``grading/`` skip, saying so); a student's check is the public one in each set notebook.
 """
 
 from __future__ import annotations
@@ -32,12 +33,29 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PRIVATE = (
     "solutions",
     ".lanes-course-secret",
+    # the grading package and what runs or tests it: a student's repository neither needs
+    # nor runs it (the public checks are lanes.exercises'); tests that share files with the
+    # students' (tests/test_exercises.py, tests/test_sets_new.py) skip without solutions/
+    "grading",
+    "scripts/grade.py",
+    "scripts/bench_grading.py",
+    "scripts/bench_judge.py",
+    ".github/workflows/grade.yml",
     ".github/workflows/grade-class.yml",
     "scripts/export_student_repo.py",
-    "scripts/bench_grading.py",
     "scripts/new_course.py",
-    "tests/test_grading_robustness.py",
+    "tests/hostile/test_budgets.py",
+    "tests/hostile/test_heldout.py",
+    "tests/hostile/test_layouts.py",
+    "tests/hostile/test_reading.py",
+    "tests/lms_samples",
+    "tests/test_course_secret.py",
     "tests/test_grading_class.py",
+    "tests/test_grading_robustness.py",
+    "tests/test_grading_units.py",
+    "tests/test_online_judge.py",
+    "tests/test_term.py",
+    "tests/test_workflow_grade_class.py",
 )
 
 #: Text that marks a master notebook (Otter Assign's solution markers).

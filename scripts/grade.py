@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Grade lanes exercise notebooks: a thin command over ``lanes.exercises.classroom`` and ``.sandbox``.
+"""Grade lanes exercise notebooks: a thin command over ``grading.classroom`` and ``.sandbox``.
 
     python scripts/grade.py init                             # once per course: the course secret
     python scripts/grade.py tokens --roster roster.csv       # each student's STUDENT value, to hand out
@@ -12,11 +12,11 @@ Run it from the instructor's private checkout: the answer keys ``solutions/NN_sl
 (``--solutions``) and the course secret (``.lanes-course-secret``, git-ignored; ``--secret``)
 are needed to award points. See ``book/grading.md`` for the whole procedure.
 
-**Step 1** executes each notebook in a bubblewrap box (``lanes.exercises.sandbox``): all
+**Step 1** executes each notebook in a bubblewrap box (``grading.sandbox``): all
 namespaces new, a root holding only the interpreter, a read-only copy of ``lanes`` and the
 job folder, a fresh unprivileged uid, a cgroup per job where the machine allows it
 (rlimits otherwise, with one warning line). The box exports only the answers, as JSON.
-**Step 2** is a fresh ``python -I`` process per student running ``lanes.exercises.judge``: it
+**Step 2** is a fresh ``python -I`` process per student running ``grading.judge``: it
 checks every answer's form again and recomputes the expected values for the student's variant.
 Each student's time is bounded (``--max-copies``, ``--judge-timeout``, ``--student-time``).
 
@@ -62,11 +62,11 @@ try:  # what reads the notebooks: the grading extra (pip install -e ".[grading]"
 except ImportError:
     sys.exit("grade.py: grading needs nbformat and IPython: pip install -e \".[grading]\" (or -r requirements.txt)")
 
-from lanes.exercises import classroom, gradebook, sandbox  # noqa: E402
-from lanes.exercises.deadlines import Deadlines  # noqa: E402
-from lanes.exercises.lms import Exports  # noqa: E402
-from lanes.exercises.registry import all_sets  # noqa: E402
+from grading import classroom, gradebook, sandbox  # noqa: E402
+from grading.deadlines import Deadlines  # noqa: E402
+from grading.lms import Exports  # noqa: E402
 from lanes.exercises import variants  # noqa: E402
+from lanes.exercises.registry import all_sets  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"

@@ -1,6 +1,6 @@
 """The class-grading logic without running a notebook: reading, identity, copies, secret, options.
 
-Fast checks of ``lanes.exercises.classroom``, ``.variants``, ``.spec`` and ``.judge``; the
+Fast checks of ``grading.classroom``, ``.variants``, ``.spec`` and ``.judge``; the
 hostile class graded through the box is in ``test_grading_class.py``.
 """
 
@@ -15,15 +15,19 @@ import sys
 
 import pytest
 
-from lanes.exercises import classroom, get_set
+from grading import classroom
+from grading.judge import choice, grade_answers
+from grading.lms import Exports
+from lanes.exercises import get_set
 from lanes.exercises.forms import Choice, Float
-from lanes.exercises.judge import choice, grade_answers
-from lanes.exercises.lms import Exports
 from lanes.exercises.spec import Question, SetSpec
 from lanes.exercises.variants import (TEST_SECRET, load_course_secret, normalise_student, student_token)
 
 SLUG = "01_slots_and_littles_law"
 SECRET_BYTES = "TOPSECRET-0xC0FFEE"
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _nb_json(**meta) -> str:
@@ -284,3 +288,75 @@ def test_the_grader_starts_without_otter_or_the_iri_grammars():
             "print(sorted(m for m in ('nbformat', 'otter', 'lark') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "['nbformat']", out.stdout[-2000:] + out.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------- the package's place
+
+
+def _imports(path: pathlib.Path):
+    """``(module, names)`` of every import in ``path``, deferred ones included."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((a.name, ()) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield ("." * node.level + (node.module or "")), tuple(a.name for a in node.names)
+
+
+def test_grading_is_its_own_package_that_a_students_install_and_repository_leave_out():
+    """lanes never imports grading (deferred imports count); the wheel and the student export
+    leave it out; grading, grade.py and the benchmarks import no private name of another module."""
+    import ast
+    import tomllib
+
+    student = [f"{p.relative_to(ROOT)}: {m}" for p in sorted((ROOT / "lanes").rglob("*.py"))
+               for m, _ in _imports(p) if m.split(".")[0] == "grading"]
+    assert student == []
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    assert not any(pat.split(".")[0] == "grading" for pat in find["include"]), find
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import export_student_repo as export
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    assert all(export.is_private(p) for p in ("grading/classroom.py", "scripts/grade.py", "tests/test_term.py"))
+    assert not export.is_private("lanes/exercises/source.py")
+    private = []
+    for p in [*sorted((ROOT / "grading").glob("*.py")), *(ROOT / "scripts").glob("grade.py"),
+              *(ROOT / "scripts").glob("bench_*.py")]:
+        private += [f"{p.name}: from {m} import {n}" for m, names in _imports(p) for n in names if n.startswith("_")
+                    and n != "__version__"]
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        private += [f"{p.name}: {n.value.id}.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and n.attr.startswith("_") and not n.attr.startswith("__")
+                    and n.value.id in {"classroom", "sandbox", "judge", "online", "runner", "roster", "lms",
+                                       "gradebook", "deadlines", "variants", "registry", "forms", "spec"}]
+    assert private == []
+
+
+# --------------------------------------------------------------------------- step 1's runner
+
+
+def test_the_runner_runs_plain_cells_itself_and_hands_the_rest_to_ipython(tmp_path):
+    """Plain Python runs without IPython (its import is most of a short notebook's cost): the
+    __future__ flags of a cell hold in the next, a cell reads its own source back, SystemExit is
+    the cell's error; a magic starts IPython on the same namespace, which runs the rest."""
+    cells = ["from __future__ import annotations",
+             "def f(x: NotDefinedAnywhere) -> int:\n    return 1\nq1_busy_slots = 1.5",
+             "import sys\nsys.exit(3)",
+             "import inspect\ndef g():\n    return 2\nsrc = inspect.getsource(g)\n"
+             "ran_plain = 'IPython' not in sys.modules",
+             "%time q2_measured = 4",
+             "q3_idle_at_peak = float(src.startswith('def g') and ran_plain and get_ipython() is not None)"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": s, "outputs": [],
+                     "execution_count": None} for i, s in enumerate(cells)]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    boot = (f"import sys, runpy; sys.path[:0] = {[str(ROOT)]!r}; "
+            "runpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
+    subprocess.run([sys.executable, "-E", "-s", "-c", boot, str(tmp_path / "nb.ipynb"), str(tmp_path / "out.json"),
+                    SLUG], check=True, timeout=120, cwd=tmp_path)
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["answers"] == {"q1_busy_slots": 1.5, "q2_measured": 4, "q3_idle_at_peak": 1.0}, out
+    assert out["errors"] == [{"cell": 2, "error": "SystemExit: 3"}], out

@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given, settings
 
 import lanes
-from lanes.exercises import get_set, online
-from lanes.exercises.judge import load_key
+from grading import online
+from grading.judge import load_key
+from lanes.exercises import get_set
+from lanes.exercises.source import source_of
 from strategies import scenarios
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -51,7 +53,7 @@ def _answer(source: str, **constants) -> list[str]:
         spec.loader.exec_module(module)
         obj = next(v for k, v in vars(module).items() if isinstance(v, type) and hasattr(v, "decide")
                    and v.__module__ == "honest_policy")
-        return online.source_of(obj, **constants)
+        return source_of(obj, **constants)
     finally:
         os.unlink(f.name)
 
@@ -95,7 +97,7 @@ def _leftovers() -> tuple[set, set]:
             continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"lanes.exercises.online" in f.read() and _ours_or_orphaned(int(pid)):
+                if b"grading.online" in f.read() and _ours_or_orphaned(int(pid)):
                     procs.add(pid)
         except OSError:
             continue
@@ -273,8 +275,8 @@ HOSTILE = {
         policy = lambda obs: Decision()
     """,
     "imports the built-in policies": """
-        from lanes.pool.schedulers import Priority
-        policy = Priority(preempts=True)
+        from lanes.pool import policies, reference  # the rules the engine and the judge run
+        policy = lambda obs: Decision()
     """,
     "eats memory": """
         HOARD = bytearray(4 << 30)
@@ -373,7 +375,7 @@ class TestWithoutTheSandbox:
 
     @pytest.fixture(autouse=True)
     def plain(self, monkeypatch):
-        monkeypatch.setattr(online, "launch", lambda job, limits: online._Plain(job, limits))
+        monkeypatch.setattr(online, "launch", lambda job, limits: online.PlainChild(job, limits))
 
     def test_honest_still_equals_the_engine(self):
         verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), DAY, limits=FAST)

@@ -19,8 +19,10 @@ import pytest
 
 import lanes
 from lanes.exercises.forms import to_plain
-from lanes.exercises.judge import grade_answers, load_key
 from lanes.exercises.registry import get_set
+
+judge = pytest.importorskip("grading.judge", reason="the grading package is the instructor's (student repository)")
+grade_answers, load_key = judge.grade_answers, judge.load_key
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"

@@ -18,11 +18,12 @@ import sys
 
 import pytest
 
-from lanes.exercises import classroom, get_set, sandbox
-from lanes.exercises.deadlines import Deadlines
-from lanes.exercises.gradebook import merge, report, write_feedback, write_gradebook
-from lanes.exercises.lms import Exports, copy_number
-from lanes.exercises.roster import load_roster
+from grading import classroom, sandbox
+from lanes.exercises import get_set
+from grading.deadlines import Deadlines
+from grading.gradebook import merge, report, write_feedback, write_gradebook
+from grading.lms import Exports, copy_number
+from grading.roster import load_roster
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "lms_samples"

@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 import lanes
-from lanes.exercises.judge import choice, close
+from grading.judge import choice, close
 
 
 def q1(a, v):

@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 import lanes
-from lanes.exercises.judge import Check, choice, close, equal
+from grading.judge import Check, choice, close, equal
 
 
 @lru_cache(maxsize=None)

@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 import lanes
-from lanes.exercises.judge import choice, close, equal
+from grading.judge import choice, close, equal
 
 
 def _window(hours):

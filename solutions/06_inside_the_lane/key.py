@@ -3,7 +3,7 @@
 import math
 from functools import lru_cache
 
-from lanes.exercises.judge import Check, choice, close, equal
+from grading.judge import Check, choice, close, equal
 from lanes.lane.interactive import LanePolicy, LaneScenario, TenantLoad, simulate_lane
 from lanes.lane.jobstore import daily_capacity_items_per_h, plan_overflow
 

@@ -4,7 +4,7 @@ from collections import Counter
 from functools import lru_cache
 
 from lanes.gpu.batcher import simulate_batches
-from lanes.exercises.judge import Check, choice, close, equal
+from grading.judge import Check, choice, close, equal
 from lanes.exercises.sets.set_07 import WAITS_MS, trickle
 
 

@@ -1,7 +1,7 @@
 """Answer key of set 08 (instructor only)."""
 
 import lanes.gpu.chains as chains
-from lanes.exercises.judge import close, equal
+from grading.judge import close, equal
 
 
 def q1(a, v):

@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 from lanes.gpu import kvpool, steps
-from lanes.exercises.judge import choice, close, equal
+from grading.judge import choice, close, equal
 
 #: q2 searches token reserves in steps of this many tokens.
 RESERVE_STEP = 10_000

@@ -2,7 +2,7 @@
 
 from lanes.gpu import chains, measured, steps
 from lanes.gpu.hardware import get_hardware, get_model
-from lanes.exercises.judge import choice, close, equal
+from grading.judge import choice, close, equal
 
 MODEL = "llama-3.1-8b"
 

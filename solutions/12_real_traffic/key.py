@@ -4,7 +4,7 @@ from functools import lru_cache
 
 import lanes
 from lanes.gpu import replay
-from lanes.exercises.judge import choice, close, equal
+from grading.judge import choice, close, equal
 from lanes.pool import traces
 
 

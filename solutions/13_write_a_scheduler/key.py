@@ -7,8 +7,8 @@ capstone's do), so they appear nowhere a student can read, and differ between st
 import hashlib
 
 import lanes
-from lanes.exercises.judge import Check, choice
-from lanes.exercises.online import compare_on_days
+from grading.judge import Check, choice
+from grading.online import compare_on_days
 
 #: Hidden days per question.
 HIDDEN_DAYS = 2

@@ -9,7 +9,7 @@ import hashlib
 from functools import lru_cache
 
 import lanes
-from lanes.exercises.judge import Check, choice, equal
+from grading.judge import Check, choice, equal
 
 #: Unseen seeds per student, and how many of them a criterion must hold on.
 HIDDEN_SEEDS = 7

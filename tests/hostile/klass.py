@@ -228,7 +228,7 @@ q4_choice = AlwaysEqualStr("z")
 """,
     "monkeypatch": WRONG + """
 import builtins, math, lanes
-import lanes.exercises.judge as judge
+import grading.judge as judge
 builtins.abs = lambda x: 0
 math.isclose = lambda *a, **k: True
 lanes.simulate = lambda *a, **k: None
@@ -287,7 +287,7 @@ for root in {pathlib.Path(lanes.__file__).resolve().parents[1], pathlib.Path(REP
 #: Submissions that once stopped or zeroed the whole class (issue 30), each on an honest
 #: notebook of the attacker's: each must fail only itself (the last keeps its answers).
 _DEEP_EXPORT = """
-import lanes.exercises.runner as runner
+import grading.runner as runner
 def export(namespace, path, slug, errors):
     with open(path, "w") as f:
         f.write('{"answers": {"q1_busy_slots": ' + "[" * DEPTH + "]" * DEPTH + '}}')
@@ -522,7 +522,7 @@ def grade_class(d: pathlib.Path) -> dict:
     try:
         result = run(args, grader_tmp)
     finally:
-        from lanes.exercises.sandbox import remove_tree
+        from grading.sandbox import remove_tree
 
         remove_tree(subs / ATTACKER / "deep")  # (pytest's own clean-up recurses)
         for pid in marked_pids():  # only if the grader failed to: leave no process behind

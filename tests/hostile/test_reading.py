@@ -14,7 +14,7 @@ import pathlib
 import pytest
 
 from hostile.klass import deep
-from lanes.exercises import classroom, sandbox
+from grading import classroom, sandbox
 
 
 def _nested(depth: int) -> bytes:
@@ -62,7 +62,11 @@ def test_a_hand_in_1000_folders_deep_is_searched_to_a_bounded_depth(tmp_path):
     os.close(deep(tmp_path / "subs", 1000, "bottom.ipynb"))
     (tmp_path / "subs" / "top.ipynb").write_text("{}")
     found = classroom.collect([tmp_path / "subs"])
-    assert [p.name for p, _, _ in found] == ["top.ipynb"]
+    # the folder past the depth is listed, refused in one line (a notebook in it never vanishes unsaid)
+    assert [(p.name, why) for p, _, why in found][:1] == [("top.ipynb", None)]
+    (too_deep,) = found[1:]
+    assert len(too_deep[0].relative_to(tmp_path / "subs").parts) == classroom.MAX_FOLDER_DEPTH + 1
+    assert too_deep[2].startswith("refused: not read, a folder more than 16 folders down")
     sandbox.remove_tree(tmp_path / "subs")
 
 

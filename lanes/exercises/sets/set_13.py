@@ -1,7 +1,7 @@
 """Set 13: write a scheduler.  Students implement a batch floor and aging as policies, judged online.
 
 The answers of q1 and q2 are the source of a policy, as the list of marked lines that
-``lanes.exercises.online.source_of`` makes (an answer string is at most 200 characters);
+``lanes.exercises.source.source_of`` makes (an answer string is at most 200 characters);
 the key runs it tick by tick in the grading sandbox on days the student never sees and
 compares every row with the built-in rule's.
 """

@@ -26,7 +26,7 @@ import io
 import json
 import pathlib
 
-from .registry import get_set
+from lanes.exercises.registry import get_set
 
 __all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "feedback_markdown", "write_feedback"]
 

@@ -3,7 +3,7 @@
 The judge (this process) owns the clock, the hidden scenario and every piece
 of bookkeeping: it runs the reference simulator (:mod:`lanes.exercises.reference`)
 and computes every metric itself.  The student's scheduler runs in a child
-process, in the grading sandbox (:mod:`lanes.exercises.sandbox`), and sees
+process, in the grading sandbox (:mod:`grading.sandbox`), and sees
 only what the judge tells it over a pipe, one line per tick:
 
 judge to child, once
@@ -53,7 +53,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from ..pool.protocol import Board, Decision, DecisionError, load_policy
+from lanes.exercises.source import source_text
+from lanes.pool.protocol import Board, Decision, DecisionError, load_policy
 
 # The judge's side imports the simulator inside judge(): the child, which runs this module
 # too, then never has the built-in policies loaded, and cannot import them once guarded.
@@ -145,7 +146,7 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
     raises because of what the policy does.
     """
     from lanes.exercises import reference
-    from ..pool.scenario import Scenario
+    from lanes.pool.scenario import Scenario
 
     if not isinstance(source, str):
         raise ValueError(f"source must be the policy's Python source as a str (got {type(source).__name__})")
@@ -230,7 +231,7 @@ def _broke(rule: str) -> str:
     A verdict reaches the student's report, so anything the policy could vary in it (an
     exception's name, the tick it fails at, an id) would carry what it saw of a hidden day out.
     """
-    from ..pool.protocol import RULES
+    from lanes.pool.protocol import RULES
 
     return f"the policy broke rule {rule!r}" if rule in RULES else "the policy broke a rule"
 
@@ -296,7 +297,7 @@ def launch(job_dir: str, limits: JudgeLimits):
     lim = sandbox.Limits(timeout_s=limits.startup_s + 3600.0, cpu_s=3600, memory_mb=limits.memory_mb,
                          nproc=16, file_mb=1, tmp_mb=16, cpus=1.0)
     try:
-        return sandbox.popen(sandbox.python_argv("lanes.exercises.online"), job_dir=job_dir, limits=lim,
+        return sandbox.popen(sandbox.python_argv("grading.online"), job_dir=job_dir, limits=lim,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except sandbox.SandboxError as exc:
         global _WARNED
@@ -304,13 +305,13 @@ def launch(job_dir: str, limits: JudgeLimits):
             _WARNED = True
             print(f"warning: the online judge runs policies outside the sandbox ({str(exc).splitlines()[0][:160]})",
                   file=sys.stderr)
-        return _Plain(job_dir, limits)
+        return PlainChild(job_dir, limits)
 
 
 _WARNED = False
 
 
-class _Plain:
+class PlainChild:
     """The fallback child: ``python -I`` in its own session under rlimits, killed as a group."""
 
     def __init__(self, job_dir: str, limits: JudgeLimits) -> None:
@@ -322,9 +323,12 @@ class _Plain:
             resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-        site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        boot = (f"import sys; sys.path[:0] = [{site!r}]; import runpy; "
-                "runpy.run_module('lanes.exercises.online', run_name='__main__')")
+        import lanes
+
+        site = list(dict.fromkeys(os.path.dirname(os.path.dirname(os.path.abspath(f)))
+                                  for f in (lanes.__file__, __file__)))
+        boot = (f"import sys; sys.path[:0] = {site!r}; import runpy; "
+                "runpy.run_module('grading.online', run_name='__main__')")
         self.p = subprocess.Popen([sys.executable, "-I", "-S", "-c", boot], cwd=job_dir, env={},
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                   start_new_session=True, preexec_fn=rlimits)
@@ -463,76 +467,7 @@ if __name__ == "__main__":
     sys.exit(_child_main())
 
 
-# --- for notebooks and answer keys --------------------------------------------------------
-
-
-#: Marks the start of each line of a policy's source in an answer, so that indentation survives.
-LINE_MARK = "|"
-
-
-def source_of(policy: object, **constants: object) -> list[str]:
-    """The source of a policy defined in a notebook cell or a file, as an answer for the judge.
-
-    Returns the source as a list of lines, each starting with :data:`LINE_MARK`
-    (an answer is a list of short strings whose surrounding spaces are ignored;
-    the mark keeps each line's indentation).  :func:`source_text` turns it back.
-
-    ``policy`` is the class or function.  The text of the cell (or file) that
-    defines it is read back; its top-level imports, functions and classes are
-    kept, everything else in it is left out.  ``Decision`` is imported at the
-    top, and each keyword becomes a line ``NAME = value`` there, so the policy can use the constants of your
-    variant without seeing ``V`` (values: int, float, str, bool or None).
-    The result ends with ``policy = <its name>``.  When no source can be read
-    back (code compiled from a string), a warning is printed and the answer is
-    a policy that fails to load, so the judge scores it 0.
-    """
-    import ast
-    import linecache
-
-    name = getattr(policy, "__name__", None)
-    if isinstance(policy, type):
-        funcs = [f for f in vars(policy).values() if hasattr(f, "__code__")]
-    else:
-        funcs = [policy] if hasattr(policy, "__code__") else []
-    if not name or not funcs:
-        raise ValueError(f"policy must be a class with a decide method or a function (got {policy!r:.60})")
-    filename = funcs[0].__code__.co_filename
-    text = "".join(linecache.getlines(filename))
-    if not text:  # compiled by hand (exec of a string): there is no source to send
-        print(f"warning: the source of {name} cannot be read back: define it in a notebook cell or a .py file;"
-              " as it is, the judge can only score it 0", file=sys.stderr)
-        return [f"{LINE_MARK}raise RuntimeError('the source of the policy could not be read')"]
-    tree = ast.parse(text)
-    lines = text.splitlines()
-    kept = []
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-            kept.append("\n".join(lines[first - 1:node.end_lineno]))
-    if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name for n in tree.body):
-        raise ValueError(f"{name} must be defined at the top level of its cell")
-    head = ["from lanes.pool.protocol import Decision"]  # the one name every policy needs
-    for key, value in constants.items():
-        if not key.isidentifier() or type(value) not in (int, float, str, bool, type(None)):
-            raise ValueError(f"constants must be NAME=value with a plain int, float, str, bool or None (got {key}={value!r:.40})")
-        head.append(f"{key} = {value!r}")
-    text = "\n".join(head) + "\n\n" + "\n\n".join(kept) + f"\n\npolicy = {name}"
-    lines = [LINE_MARK + line.rstrip() for line in text.splitlines()]
-    too_long = [i for i, line in enumerate(lines, 1) if len(line) > 200]
-    if too_long:
-        raise ValueError(f"lines of a judged policy must be at most 199 characters (line {too_long[0]} is longer)")
-    if len(lines) > 1000:
-        raise ValueError(f"a judged policy must be at most 1000 lines (got {len(lines)})")
-    return lines
-
-
-def source_text(answer: object) -> str:
-    """The policy source in an answer made by :func:`source_of` (a str is returned as it is)."""
-    if isinstance(answer, str):
-        return answer
-    if not isinstance(answer, (list, tuple)) or not all(isinstance(x, str) for x in answer):
-        raise ValueError("a policy answer must be the list of lines that source_of returns")
-    return "\n".join(x[len(LINE_MARK):] if x.startswith(LINE_MARK) else x for x in answer) + "\n"
+# --- for answer keys ----------------------------------------------------------------------
 
 
 def compare_on_days(source: str | list, days: list, policy: str, **extensions: object) -> list[tuple[bool, str]]:
@@ -541,7 +476,7 @@ def compare_on_days(source: str | list, days: list, policy: str, **extensions: o
     Returns, per day, whether the judged row equals the fast engine's row for
     ``policy`` with ``extensions``, and a message without the expected values.
     """
-    from ..pool.engine import simulate
+    from lanes.pool.engine import simulate
 
     out = []
     source = source_text(source)

@@ -27,9 +27,9 @@ import traceback
 from dataclasses import dataclass
 from types import ModuleType
 
-from .forms import FormError, to_plain
-from .registry import get_set
-from .spec import SetSpec
+from lanes.exercises.forms import FormError, to_plain
+from lanes.exercises.registry import get_set
+from lanes.exercises.spec import SetSpec
 
 __all__ = ["Check", "choice", "close", "equal", "grade_answers", "load_key", "main"]
 
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = json.load(sys.stdin)
     if isinstance(jobs, dict):
         from . import sandbox
-        from .variants import set_course_secret
+        from lanes.exercises.variants import set_course_secret
 
         set_course_secret(jobs.get("secret"))
         sandbox.hide([*jobs.get("hide", []), *([solutions] if solutions is not None else [])])

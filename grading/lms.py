@@ -45,8 +45,9 @@ import pathlib
 import re
 from dataclasses import dataclass
 
+from lanes.exercises.variants import check_login
+
 from .roster import Roster, name_key, nfc
-from .variants import check_login
 
 __all__ = ["Origin", "Exports", "copy_number"]
 

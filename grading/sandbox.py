@@ -7,15 +7,17 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
   the box has no network, its own SysV IPC objects and its own PID 1: when the job ends its
   PID namespace goes, and with it every process it started (``--die-with-parent`` too);
 - ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
+  a system call filter (:func:`seccomp_program`) refuses the memory no rlimit counts
+  (``memfd_create``, SysV ``shmget``) and other machines' call conventions;
 - its root holds only what a Python job needs: the interpreter's prefixes and the system
-  libraries read-only, this package's copy of ``lanes`` read-only at :data:`SITE`, its own
+  libraries read-only, copies of ``lanes`` and ``grading`` read-only at :data:`SITE`, its own
   ``/proc`` and ``/dev``, and size-limited private file systems (tmpfs) at :data:`JOB`,
   ``/tmp``, ``/var/tmp`` and ``/dev/shm``: the files the caller put in the job folder are
   bound into :data:`JOB` one by one (read-only, but for the ``outputs`` it names), and
   whatever else the job writes stays in its tmpfs, so a full disk is the job's own failure
   and it all goes with the box. Nothing else of the disk is there (no checkout, no
   ``solutions/``, no home folder), so it works wherever the interpreter lives (``/tmp``,
-  ``/opt``, a home folder, a venv); the checkout of ``lanes`` and the paths given to
+  ``/opt``, a home folder, a venv); the checkout of ``lanes`` and ``grading`` and the paths given to
   :func:`hide` are covered even where they lie inside the interpreter's prefix;
 - each job gets a cgroup v2 of its own where the machine allows it (memory for the whole
   job, shared memory included, no swap; a pids limit; one CPU at most and an equal CPU
@@ -25,10 +27,10 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
 
 Use::
 
-    from lanes.exercises import sandbox
-    with sandbox.Box() as box:                       # one per run: a copy of lanes, a cgroup
+    from grading import sandbox
+    with sandbox.Box() as box:                       # one per run: a copy of lanes and grading, a cgroup
         job = pathlib.Path(tempfile.mkdtemp())
-        with box.popen(sandbox.python_argv("lanes.exercises.runner", "/job/nb.ipynb", ...),
+        with box.popen(sandbox.python_argv("grading.runner", "/job/nb.ipynb", ...),
                        job_dir=job, limits=sandbox.Limits(timeout_s=60),
                        stdin=subprocess.PIPE, stdout=subprocess.PIPE) as p:
             out, _ = p.communicate(b"...", timeout=60)
@@ -55,11 +57,11 @@ import time
 from dataclasses import dataclass
 
 __all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
-           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree"]
+           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree", "seccomp_program"]
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
-#: Where the copy of ``lanes`` appears inside the box (read-only; put it on ``sys.path``).
+#: Where the copies of ``lanes`` and ``grading`` appear inside the box (read-only; put it on ``sys.path``).
 SITE = "/lanes-site"
 
 
@@ -129,10 +131,10 @@ def bwrap_path() -> str:
 
 
 def python_argv(module: str, *args: str) -> list[str]:
-    """A command that runs ``python -m module args...`` in the box with the box's ``lanes`` first.
+    """A command that runs ``python -m module args...`` in the box, its packages first on the path.
 
-    ``-E -s``: no ``PYTHON*`` variables and no user site folder; the copy of ``lanes`` at
-    :data:`SITE` is put first on ``sys.path``.
+    ``-E -s``: no ``PYTHON*`` variables and no user site folder; the copies of ``lanes``
+    and ``grading`` at :data:`SITE` are put first on ``sys.path``.
     """
     boot = (f"import sys, runpy; sys.path[:0] = [{SITE!r}]; sys.argv[1:1] = []; "
             f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
@@ -203,7 +205,7 @@ _HIDDEN: list[pathlib.Path] = []
 def hide(paths) -> None:
     """Cover ``paths`` (folders or files: answer keys, a course secret) in every box made from now on.
 
-    The checkout ``lanes`` is imported from (a folder with ``pyproject.toml``, ``.git`` or
+    The checkout ``lanes`` and ``grading`` are imported from (a folder with ``pyproject.toml``, ``.git`` or
     ``solutions/`` above the package) is always covered.
     """
     for p in paths:
@@ -211,12 +213,49 @@ def hide(paths) -> None:
             _HIDDEN.append(_real(p))
 
 
-def _always_hidden() -> list[pathlib.Path]:
+def _packages() -> list[pathlib.Path]:
+    """The folders of the packages a job imports: ``lanes`` and this one, ``grading``."""
     import lanes
 
-    top = _real(lanes.__file__).parents[1]
-    mine = [top] if any((top / n).exists() for n in ("pyproject.toml", ".git", "solutions")) else []
+    return [_real(lanes.__file__).parent, _real(__file__).parent]
+
+
+def _always_hidden() -> list[pathlib.Path]:
+    tops = {p.parent for p in _packages()}
+    mine = [t for t in sorted(tops) if any((t / n).exists() for n in ("pyproject.toml", ".git", "solutions"))]
     return mine + _HIDDEN
+
+
+# --------------------------------------------------------------------------- system calls
+
+#: System calls no job may make, by machine (they fail with EPERM): memory that neither the
+#: address-space limit nor a tmpfs size counts (a ``memfd_create`` file, a SysV shared memory
+#: segment that stays after it is detached), which only a cgroup bounds. Other machines' system
+#: call conventions (i386 on x86_64, x32) are refused whole.
+_DENIED_SYSCALLS = {
+    "x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319}),
+    "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279}),
+}
+
+
+def seccomp_program() -> bytes | None:
+    """The box's system call filter (classic BPF, as ``bwrap --seccomp`` reads it), or ``None``
+    on a machine without an entry in :data:`_DENIED_SYSCALLS`."""
+    import platform
+    import struct
+
+    if platform.machine() not in _DENIED_SYSCALLS:
+        return None
+    arch, calls = _DENIED_SYSCALLS[platform.machine()]
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    kill, allow, eperm = 0x80000000, 0x7FFF0000, 0x00050000 | errno.EPERM
+    numbers = sorted(set(calls.values()))
+    prog = [(ld_w_abs, 0, 0, 4), (jeq_k, 1, 0, arch), (ret_k, 0, 0, kill), (ld_w_abs, 0, 0, 0),
+            (jge_k, len(numbers) + 1, 0, 0x40000000)]  # x32's numbers: to the EPERM
+    for i, nr in enumerate(numbers):  # to the EPERM, else fall through to the next test
+        prog.append((jeq_k, len(numbers) - i, 0, nr))
+    prog += [(ret_k, 0, 0, allow), (ret_k, 0, 0, eperm)]
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
 
 # --------------------------------------------------------------------------- cgroups
@@ -392,7 +431,7 @@ def _real(p: str | os.PathLike) -> pathlib.Path:
 
 
 class Box:
-    """Where jobs run: one per grading run (a read-only copy of ``lanes``, a cgroup, uids).
+    """Where jobs run: one per grading run (read-only copies of ``lanes`` and ``grading``, a cgroup, uids).
 
     Parameters
     ----------
@@ -400,7 +439,7 @@ class Box:
         Folders and files never to show inside the box even where they lie under a folder
         the box needs (for example a checkout inside the interpreter's prefix): a folder is
         covered by an empty file system, a file by an empty one. Added to those of
-        :func:`hide` and the checkout of ``lanes``.
+        :func:`hide` and the checkout.
     extra_ro : paths
         More folders or files to show read-only at the same path (none by default).
     cgroups : bool
@@ -423,14 +462,17 @@ class Box:
         try:
             os.chmod(self.base, 0o711)
             self.site = self.base / "site"
-            import lanes
-
-            shutil.copytree(pathlib.Path(lanes.__file__).parent, self.site / "lanes",
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            for package in _packages():
+                shutil.copytree(package, self.site / package.name,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             for d, _, files in os.walk(self.site):
                 os.chmod(d, 0o755)
                 for f in files:
                     os.chmod(os.path.join(d, f), 0o644)
+            program = seccomp_program()
+            if program is not None:
+                (self.base / "seccomp.bpf").write_bytes(program)
+                os.chmod(self.base / "seccomp.bpf", 0o644)
             if cgroups:
                 self.cgroup, why = _make_cgroup_base()
             else:
@@ -638,17 +680,26 @@ class Box:
                 os.setuid(uid)
                 resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
 
+        program = seccomp_program()
+        filter_fd = None
+        if program is not None:  # read by bwrap from an inherited descriptor, applied before the job runs
+            filter_fd = os.open(self.base / "seccomp.bpf", os.O_RDONLY)
+            cmd[1:1] = ["--seccomp", str(filter_fd)]
         try:
             proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env={},
-                                    preexec_fn=preexec, start_new_session=True, close_fds=True, cwd="/")
+                                    preexec_fn=preexec, start_new_session=True, close_fds=True, cwd="/",
+                                    pass_fds=() if filter_fd is None else (filter_fd,))
         except BaseException:
             if cg is not None:
                 _cg_kill(cg)
             raise
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
         return BoxedProcess(proc, uid=uid if root else None, cgroup=cg, job_dir=job_dir, limits=limits)
 
     def close(self) -> None:
-        """Remove the copy of ``lanes`` and the run's cgroup (stop jobs first)."""
+        """Remove the copies of the packages and the run's cgroup (stop jobs first)."""
         if self.cgroup is not None:
             for child in list(self.cgroup.iterdir()) if self.cgroup.exists() else []:
                 if child.is_dir():

@@ -31,7 +31,7 @@ import pathlib
 import unicodedata
 from dataclasses import dataclass
 
-from .variants import check_login
+from lanes.exercises.variants import check_login
 
 __all__ = ["Roster", "load_roster", "nfc", "name_key"]
 

@@ -50,13 +50,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
+from lanes.exercises.registry import all_sets, get_set
+from lanes.exercises.variants import check_login, normalise_student, student_token, token_mismatch
+
 from . import sandbox
 from .deadlines import Deadlines
 from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
-from .registry import all_sets, get_set
 from .roster import Roster, load_roster
-from .variants import check_login, normalise_student, student_token, token_mismatch
 
 __all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", "feedback_markdown",
            "grade", "load_roster", "merge", "read_notebook", "report", "shard_of", "write_feedback",
@@ -83,8 +84,9 @@ class Budget:
     Attributes
     ----------
     copies : int
-        Copies of one set graded per student: the latest ``copies`` (by modification time)
-        are run; older ones are listed, not run (the latest counts either way).
+        Copies of one set graded per student: the latest ``copies`` (by the rule of
+        :mod:`.lms`: the export's time, its upload order, the copy number, the path; never
+        a file's time) are run; older ones are listed, not run (the latest counts either way).
     judge_s : float
         Wall-clock time of step 2 (the judge) per submission, s.
     student_s : float
@@ -135,7 +137,7 @@ class Submission:
     late: bool | None = None  # None: not known (no deadline, or no time in the export)
     late_s: float | None = None  # seconds after the deadline and grace, where known
     factor: float = 1.0  # the late policy's multiplier of the score
-    order: tuple = ()  # which copy is later (see lanes.exercises.lms); not reported
+    order: tuple = ()  # which copy is later (see grading.lms); not reported
     seconds: float = 0.0
     messages: list = field(default_factory=list)
     questions: list = field(default_factory=list)
@@ -238,13 +240,22 @@ def collect(paths: list) -> list[tuple[pathlib.Path, pathlib.Path, str | None]]:
 
 
 def _walk(folder: pathlib.Path, root: pathlib.Path, out: list) -> None:
-    """Depth first in name order, iteratively, at most :data:`MAX_FOLDER_DEPTH` folders down."""
+    """Depth first in name order, iteratively, at most :data:`MAX_FOLDER_DEPTH` folders down.
+
+    A folder that cannot be read, or lies deeper, is listed with a refusal (never dropped
+    without a word: a notebook in it would vanish from the report)."""
     stack = [(folder, 0)]
     while stack:
         folder, depth = stack.pop()
+        if depth > MAX_FOLDER_DEPTH:
+            out.append((folder, root, f"refused: not read, a folder more than {MAX_FOLDER_DEPTH} folders down "
+                                      "(hand in the notebooks nearer the top)"))
+            continue
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        except OSError as e:
+            if folder != root:
+                out.append((folder, root, f"refused: this folder could not be read ({type(e).__name__})"))
             continue
         below = []
         for e in entries:
@@ -254,7 +265,7 @@ def _walk(folder: pathlib.Path, root: pathlib.Path, out: list) -> None:
                     out.append((p, root, _refusal(p)))
             elif e.name.endswith(".ipynb"):
                 out.append((p, root, _refusal(p)))
-            elif not e.name.startswith(".") and e.name != "__pycache__" and depth < MAX_FOLDER_DEPTH:
+            elif not e.name.startswith(".") and e.name != "__pycache__":
                 below.append((p, depth + 1))
         stack.extend(reversed(below))
 
@@ -448,14 +459,15 @@ def _answers(job_dir: pathlib.Path) -> tuple[dict | None, str]:
     return data, ""
 
 
-def _judge_program() -> str:
+def judge_program() -> str:
     """Step 2's program (``-c``, not ``-m``, so that the keys and the judge share one module),
-    importing the same ``lanes`` as this process (``-I`` ignores ``PYTHONPATH``)."""
+    importing the same ``lanes`` and ``grading`` as this process (``-I`` ignores ``PYTHONPATH``)."""
     import lanes
 
-    here = str(pathlib.Path(lanes.__file__).resolve().parents[1])
-    return (f"import sys; sys.path.insert(0, {here!r}); "
-            "from lanes.exercises.judge import main; sys.exit(main(sys.argv[1:]))")
+    here = list(dict.fromkeys(str(pathlib.Path(m.__file__).resolve().parents[1])
+                              for m in (lanes, sys.modules[__package__])))
+    return (f"import sys; sys.path[:0] = {here!r}; "
+            "from grading.judge import main; sys.exit(main(sys.argv[1:]))")
 
 
 def start_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, folder: pathlib.Path,
@@ -470,7 +482,7 @@ def start_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, 
     (folder / "in.json").write_text(json.dumps({"secret": secret, "hide": [str(h) for h in hide], "jobs": jobs}))
     with open(folder / "in.json", "rb") as stdin, open(folder / "out.json", "wb") as out, \
             open(folder / "err.txt", "wb") as err:
-        return subprocess.Popen([sys.executable, "-I", "-c", _judge_program(),
+        return subprocess.Popen([sys.executable, "-I", "-c", judge_program(),
                                  "--forms-only" if solutions is None else str(solutions)],
                                 stdin=stdin, stdout=out, stderr=err, cwd=folder / "tmp", start_new_session=True,
                                 env={**os.environ, "TMPDIR": str(folder / "tmp")})
@@ -740,7 +752,7 @@ def _start_step1(box, sub, path, who, limits, deadline_s) -> _Job | None:
         folder = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
         (folder / "submission.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
         del nb
-        argv = sandbox.python_argv("lanes.exercises.runner", f"{sandbox.JOB}/submission.ipynb",
+        argv = sandbox.python_argv("grading.runner", f"{sandbox.JOB}/submission.ipynb",
                                    f"{sandbox.JOB}/answers.json", sub.assignment)
         job = _Job([(sub, None)], who, "run", box.popen(argv, job_dir=folder, limits=limits,
                                                          outputs=("answers.json",)), folder, deadline_s)

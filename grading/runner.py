@@ -1,0 +1,146 @@
+"""Step 1 of grading: execute a student notebook and export only its answers, as plain JSON.
+
+Run by ``scripts/grade.py`` inside the sandbox (an unprivileged user, resource limits,
+a scratch folder holding only the notebook)::
+
+    python -E -s -c BOOT NOTEBOOK OUT_JSON SLUG
+
+Every code cell runs in order in one namespace, a module ``__main__`` (no kernel, no Otter:
+the form checks and the init cell are skipped, since they need the tests folder, which is
+not here). Plain Python cells are compiled and run here, each registered with ``linecache``
+as IPython registers a cell, so code that reads its own source back works; the first cell
+that is not plain Python (a magic, a shell escape, top-level ``await``) or a call of
+``get_ipython()`` starts an IPython shell on the same namespace, which runs the rest.
+Importing IPython costs about as much CPU as a short set's own work, and most notebooks
+never need it. A cell that raises (``SystemExit`` included) is recorded (its index and the
+exception's first line) and execution goes on. Then the set's answer variables (and
+``STUDENT``) are converted with :func:`lanes.exercises.forms.to_plain` and written to
+``OUT_JSON``. Nothing this process writes is trusted: the grader reads the JSON as data and
+checks every value again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+_SKIP = re.compile(r"^\s*(?:#[^\n]*\n\s*)*(?:import otter\s*\n\s*grader\s*=\s*otter\.Notebook\([^)]*\)"
+                   r"|grader\.check(?:_all)?\((?:\"\w*\"|'\w*')?\))\s*$")
+
+
+def _first_line(ename: str, evalue: str) -> str:
+    lines = str(evalue).strip().splitlines()
+    return f"{ename}: {lines[0][:160]}" if lines else ename
+
+
+def export(namespace: dict, path: str, slug: str, errors: list) -> None:
+    """Write the answers found in ``namespace``."""
+    from lanes.exercises.forms import FormError, to_plain
+    from lanes.exercises.registry import get_set
+
+    answers, refused = {}, {}
+    for q in get_set(slug).questions:
+        for var, form in q.answers:
+            if var not in namespace:
+                continue
+            try:
+                answers[var] = to_plain(namespace[var], form.describe())
+            except FormError as e:
+                refused[var] = str(e)
+            except Exception as e:  # a hostile object raising from a conversion
+                refused[var] = f"could not be read ({type(e).__name__})"
+    student = namespace.get("STUDENT", "")
+    data = {"answers": answers, "refused": refused, "errors": errors,
+            "student": student if type(student) is str else None}
+    with open(path, "w") as f:
+        json.dump(data, f)
+
+
+class _NoChecks:
+    """Stands in for Otter's ``grader``: checks are skipped while grading."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+class Cells:
+    """Runs cells in one ``__main__`` namespace: plain Python here, IPython once a cell needs it."""
+
+    def __init__(self) -> None:
+        import codeop
+        import types
+
+        self.main = types.ModuleType("__main__")
+        sys.modules["__main__"] = self.main
+        self.ns = self.main.__dict__
+        self.ns.update(grader=_NoChecks(), get_ipython=self._ipython, display=lambda *a, **k: None)
+        self.compile = codeop.Compile()  # keeps the __future__ flags of earlier cells, as IPython does
+        self.shell = None
+        self.count = 0
+
+    def _ipython(self):
+        """The IPython shell on this namespace (started on first use)."""
+        if self.shell is None:
+            from IPython.core.interactiveshell import InteractiveShell
+            from traitlets.config import Config
+
+            config = Config()
+            config.HistoryManager.enabled = False
+            self.ns.pop("get_ipython", None)
+            self.ns.pop("display", None)
+            self.shell = InteractiveShell.instance(config=config, colors="nocolor", user_module=self.main)
+        return self.shell
+
+    def run(self, source: str) -> BaseException | None:
+        """Run one cell; the exception it raised, or ``None``."""
+        import inspect
+        import linecache
+
+        if self.shell is None:
+            self.count += 1
+            name = f"<cell-{self.count}>"
+            try:
+                code = self.compile(source, name, "exec")
+            except SyntaxError:
+                code = None  # a magic, a shell escape: IPython's syntax
+            if code is not None and not code.co_flags & inspect.CO_COROUTINE:
+                linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+                try:
+                    exec(code, self.ns)
+                except BaseException as e:  # noqa: BLE001 - a cell's failure is recorded, as IPython does
+                    return e
+                return None
+        result = self._ipython().run_cell(source, store_history=True, silent=False)
+        return result.error_before_exec or result.error_in_exec
+
+
+def main(argv: list | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    nb_path, out_path, slug = argv[0], argv[1], argv[2]
+    with open(nb_path, encoding="utf-8") as f:
+        nb = json.load(f)
+    code_cells = [(i, c) for i, c in enumerate(nb.get("cells", [])) if c.get("cell_type") == "code"]
+    del nb
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    cells = Cells()
+    errors = []
+    for index, cell in code_cells:
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if not source.strip() or _SKIP.match(source):
+            continue
+        err = cells.run(source)
+        if err is not None:
+            errors.append({"cell": index, "error": _first_line(type(err).__name__, err)})
+    # through the module, as a cell would call it: what a notebook did to it is its own doing
+    __import__("grading.runner", fromlist=["export"]).export(cells.ns, out_path, slug, errors[:100])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
