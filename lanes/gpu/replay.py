@@ -34,6 +34,7 @@ from ..pool.engine import run_table, simulate
 from ..pool.policies import DEFAULT_POLICIES, Policy
 from ..pool.results import PolicyTable, SlotPoolResult
 from ..pool.scenario import Scenario
+from ..pool.sweep import scan_reserve
 from ..pool.traces import Trace, load_trace, trace_scenario, trace_stream
 from .hardware import Hardware, get_hardware, get_model
 from .transformer import Model
@@ -193,11 +194,7 @@ def smallest_reserve(
     if base is not None and _checks.instance("base", base, Scenario).slots > MAX_SCAN_SLOTS:
         _checks.limit("base slots", base.slots, MAX_SCAN_SLOTS, why="smallest_reserve runs one replay per reserve")
     scenario, stream = replay_inputs(trace, base, hardware=hardware, model=model)
-    for r in range(scenario.slots + 1):
-        result = simulate(scenario, f"reserve:{r}", stream=stream)
-        if 0 <= result.p99_s <= target:
-            return r
-    return None
+    return scan_reserve(scenario, lambda r: 0 <= r.p99_s <= target, stream=stream)[0]
 
 
 def trace_requests(trace: Trace) -> list[Request]:
