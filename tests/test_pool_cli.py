@@ -52,6 +52,15 @@ class TestTable:
         assert with_floor["preempted"] < without["preempted"]
         assert with_floor["p99"] > without["p99"]
 
+    def test_promote_flag(self, capsys):
+        argv = ["table", "--json", "--policies", "priority", "--hours", "1"]
+        assert main(argv + ["--promote", "600"]) == 0
+        promoted = json.loads(capsys.readouterr().out)[0]
+        assert main(argv) == 0
+        plain = json.loads(capsys.readouterr().out)[0]
+        assert promoted["batch_done"] > plain["batch_done"]
+        assert promoted["p99"] > plain["p99"]
+
 
 class TestClock:
     def test_tick_1_is_the_anchor(self):

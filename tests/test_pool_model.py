@@ -20,7 +20,7 @@ import lanes
 
 
 def reading(sc: lanes.Scenario, kind: str, reserve: int = 0, floor: int = 0, aging_s=None,
-            victim: str = "youngest", min_run_s: int = 0) -> dict:
+            victim: str = "youngest", min_run_s: int = 0, promote_s=None) -> dict:
     n = round(1 / sc.tick_s)  # ticks per second
     rng = random.Random(sc.seed)
     batch_q = deque([[rng.randint(*sc.batch_service_s) * n, 0, 0] for _ in range(sc.backlog)])  # left, waited, since
@@ -50,10 +50,18 @@ def reading(sc: lanes.Scenario, kind: str, reserve: int = 0, floor: int = 0, agi
         done += sum(1 for r in running if r[1] <= 0 and r[0] == "batch")
         running = [r for r in running if r[1] > 0]
         n_batch = sum(1 for r in running if r[0] == "batch")
+        # Promotion (priority aging): the batch queue's head, once it has waited promote_s in all, ranks
+        # with the requests as if it had arrived at the tick its wait reached promote_s.
+        head_rank = None
+        if promote_s is not None and batch_q:
+            left, waited, since = batch_q[0]
+            if waited + t - since >= promote_s * n:
+                head_rank = t - (waited + t - since - promote_s * n)
         if kind in ("preempt", "hybrid"):
-            need = len(inter_q) - (sc.slots - len(running))
+            ahead = [a for a, _ in inter_q if head_rank is None or a <= head_rank]
+            need = len(ahead) - (sc.slots - len(running))
             ok = [r for r in running if r[0] == "batch" and t - r[2] >= min_run_s * n
-                  and (aging_s is None or r[3] <= aging_s * n)]
+                  and (aging_s is None or r[3] <= aging_s * n) and (promote_s is None or r[3] < promote_s * n)]
             ok.sort(key=(lambda r: -r[2]) if victim == "youngest" else (lambda r: -r[1]))
             for v in ok[: max(0, min(need, n_batch - floor))]:
                 running.remove(v)
@@ -73,18 +81,27 @@ def reading(sc: lanes.Scenario, kind: str, reserve: int = 0, floor: int = 0, agi
                 free -= 1
         else:
             n_inter = len(running) - n_batch
-            while free and inter_q and not (floor and (batch_q or n_batch) and n_inter >= sc.slots - floor):
-                a, s = inter_q.popleft()
-                waits.append(t - a)
-                running.append(["inter", s, t, t - a])
-                free -= 1
-                n_inter += 1
             headroom = reserve if kind in ("reserve", "hybrid") else 0
-            while free and batch_q and (free > headroom or n_batch < floor):
-                left, waited, since = batch_q.popleft()
-                running.append(["batch", left, t, waited + t - since])
+            while free:  # one slot at a time, to the higher-ranked of the two queues' heads
+                inter_ok = inter_q and not (floor and (batch_q or n_batch) and n_inter >= sc.slots - floor)
+                batch_ok = batch_q and (free > headroom or n_batch < floor)
+                rank = None
+                if promote_s is not None and batch_q:
+                    left, waited, since = batch_q[0]
+                    if waited + t - since >= promote_s * n:
+                        rank = since - waited + promote_s * n
+                if batch_ok and (not inter_ok or (rank is not None and rank < inter_q[0][0])):
+                    left, waited, since = batch_q.popleft()
+                    running.append(["batch", left, t, waited + t - since])
+                    n_batch += 1
+                elif inter_ok:
+                    a, s = inter_q.popleft()
+                    waits.append(t - a)
+                    running.append(["inter", s, t, t - a])
+                    n_inter += 1
+                else:
+                    break
                 free -= 1
-                n_batch += 1
         busy += len(running)
     waits.sort()
     pct = lambda q: waits[min(len(waits) - 1, int(q * len(waits)))] / n if waits else -1  # noqa: E731
@@ -116,7 +133,9 @@ class TestAgainstTheReading:
         kind=st.sampled_from(["fifo", "priority", "reserve", "preempt", "hybrid"]),
         reserve=st.integers(0, 4),
         ext=st.sampled_from([{}, {"floor": 2}, {"aging_s": 20}, {"victim": "most_remaining"}, {"min_run_s": 7},
-                             {"floor": 1, "aging_s": 0, "victim": "most_remaining", "min_run_s": 3}]),
+                             {"floor": 1, "aging_s": 0, "victim": "most_remaining", "min_run_s": 3},
+                             {"promote_s": 30}, {"promote_s": 0, "floor": 2},
+                             {"promote_s": 60, "aging_s": 20, "victim": "most_remaining", "min_run_s": 3}]),
         seed=st.integers(0, 10**6),
         cost=st.sampled_from([0, 3, 15]),
     )
@@ -127,6 +146,34 @@ class TestAgainstTheReading:
         spec = kind if kind in ("fifo", "priority", "preempt") else f"{kind}:{r}"
         ext = {} if kind == "fifo" else {k: (min(v, slots) if k == "floor" else v) for k, v in ext.items()}
         assert approx(engine_row(sc, spec, **ext)) == reading(sc, kind, r, **ext)
+
+
+class TestPromotion:
+    """Aging as priority (``promote_s``): the engine against the reading, and what it changes."""
+
+    SC = lanes.Scenario(slots=6, hours=0.1, backlog=60, batch_service_s=(10, 40), inter_service_s=(2, 8),
+                        trough_rate=0.6, peak_rate=1.6, preempt_cost_s=5)
+
+    @pytest.mark.parametrize("seed", [1, 2, 3])
+    @pytest.mark.parametrize("tick", [1, 0.5, 0.1])
+    def test_the_engine_agrees_with_the_reading(self, seed, tick):
+        sc = self.SC.with_(seed=seed, tick_s=tick)
+        for spec, kind, r in (("priority", "priority", 0), ("reserve:2", "reserve", 2), ("preempt", "preempt", 0),
+                              ("hybrid:1", "hybrid", 1)):
+            for promote_s in (0, 20, 90):
+                row = reading(sc, kind, r, promote_s=promote_s)
+                assert approx(engine_row(sc, spec, promote_s=promote_s)) == row, (spec, promote_s)
+
+    def test_promotion_trades_interactive_waits_for_batch_work(self):
+        sc = self.SC.with_(seed=4)
+        plain, promoted = (engine_row(sc, "priority", **ext) for ext in ({}, {"promote_s": 60}))
+        assert promoted["batch_done"] > plain["batch_done"]
+        assert promoted["p99"] > plain["p99"]
+
+    def test_promotion_after_the_day_changes_nothing_and_never_evicts_a_promoted_job(self):
+        sc = self.SC.with_(seed=5)
+        assert engine_row(sc, "hybrid:1", promote_s=sc.ticks) == engine_row(sc, "hybrid:1")
+        assert engine_row(sc, "preempt", promote_s=0)["preempted"] == 0  # every job starts promoted
 
 
 class TestTheClock:

@@ -65,6 +65,8 @@ class TestPolicy:
         [
             ("victim", "oldest", r"^victim must be one of youngest, most_remaining \(got 'oldest'\)$"),
             ("aging_s", -1, r"^aging_s must be an integer >= 0 \(got -1\)$"),
+            ("promote_s", -5, r"^promote_s must be an integer >= 0 \(got -5\)$"),
+            ("promote_s", "1h", r"^promote_s must be an integer >= 0 \(got '1h'\)$"),
             ("min_run_s", 1.5, r"^min_run_s must be an integer >= 0 \(got 1.5\)$"),
             ("floor", -1, r"^floor must be an integer >= 0 \(got -1\)$"),
         ],
@@ -285,7 +287,7 @@ class TestUnknownKeywords:
     )
     def test_misspelt_extension_lists_the_known_ones(self, call):
         message = refused(call, "agin_s")
-        assert "known: floor, aging_s, victim, min_run_s" in message
+        assert "known: floor, aging_s, promote_s, victim, min_run_s" in message
 
     def test_keywords_passed_on_to_the_queue(self):
         message = refused(lambda: queueing.knee_sweep([0.5], agin_s=5), "agin_s")

@@ -90,6 +90,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--floor", type=int_arg, default=0, help="slots batch keeps while it has work")
     g.add_argument("--aging", type=int_arg, default=None, metavar="SECONDS",
                    help="never evict a batch job that has waited longer than this")
+    g.add_argument("--promote", type=int_arg, default=None, metavar="SECONDS",
+                   help="a batch job that has waited this long outranks requests that arrive later")
     g.add_argument("--victim", default="youngest", help=f"eviction order: {', '.join(VICTIMS)}")
     g.add_argument("--min-run", type=int_arg, default=0, metavar="SECONDS",
                    help="never evict a batch job that has run less than this")
@@ -136,7 +138,8 @@ def _table(args: argparse.Namespace) -> int:
     if args.policy_file is not None:
         return _policy_file_row(scenario, args)
     policies = parse_policies(
-        args.policies, floor=args.floor, aging_s=args.aging, victim=args.victim, min_run_s=args.min_run
+        args.policies, floor=args.floor, aging_s=args.aging, promote_s=args.promote, victim=args.victim,
+        min_run_s=args.min_run,
     )
     stream = header = None
     if args.trace is not None:
@@ -173,6 +176,7 @@ def _policy_file_row(scenario: Scenario, args: argparse.Namespace) -> int:
 
     others = [flag for flag, on in (("--policies", args.policies != ",".join(DEFAULT_POLICIES)),
                                     ("--floor", args.floor != 0), ("--aging", args.aging is not None),
+                                    ("--promote", args.promote is not None),
                                     ("--victim", args.victim != "youngest"), ("--min-run", args.min_run != 0)) if on]
     if others:
         raise ValueError(f"policy-file runs the policy in the file, so {', '.join(others)} cannot be given with it")

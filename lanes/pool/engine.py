@@ -63,7 +63,7 @@ def simulate(
         The draws to use (a trace replay, or draws shared by several runs);
         drawn for ``scenario`` when omitted.
     **extensions
-        Built-in policies only: ``floor``, ``aging_s``, ``victim``, ``min_run_s``.
+        Built-in policies only: ``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``.
     """
     scenario = _scenario(scenario)
     return _run(scenario, _policy(policy, extensions, scenario), _stream(scenario, stream))
@@ -142,6 +142,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         fifo, preempts, reserve, floor = rule.kind == "fifo", rule.preempts, rule.reserve, rule.floor
         min_run = rule.min_run_s * per_s
         aging = None if rule.aging_s is None else rule.aging_s * per_s
+        promote = None if rule.promote_s is None else rule.promote_s * per_s
         youngest = rule.victim == "youngest"
         wake = preempts and min_run > 0  # a job coming of age may be evicted: visit that instant
     else:
@@ -205,8 +206,10 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         if not builtin:
             evicted, started = board.apply(to_s(t), decide_fn(board.observe(to_s(t))))  # checks the rules
             evict = [batch[job.id] for job in evicted]
-        elif preempts and len(waiting) > free and len(batch) > floor:  # evict for the requests that wait
-            evict = _victims(batch, t, min(len(waiting) - free, len(batch) - floor), youngest, min_run, aging)
+        elif preempts and len(batch) > floor:  # evict for the requests that wait (and outrank a promoted head)
+            need = len(waiting) if promote is None or not queue else _outranking(waiting, seen, queue[0], promote)
+            if need > free:
+                evict = _victims(batch, t, min(need - free, len(batch) - floor), youngest, min_run, aging, promote)
         for job in evict:  # back to the head of the batch queue, to redo `cost` on resume
             del batch[job[ID]]
             queue.appendleft((job[ID], job[END] - t + cost, job[WAITED], t))
@@ -227,11 +230,17 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             room = free
             if floor and (queue or batch):
                 room = min(free, slots - floor - n_inter)
-            while room > 0 and waiting:
-                start.append(waiting.popleft())
-                room -= 1
-                free -= 1
             nb = len(batch)
+            while room > 0 and waiting:
+                if promote is not None and queue and (free > reserve or nb < floor) and (
+                        queue[0][3] - queue[0][2] + promote < seen[waiting[0]]):  # a promoted head goes first
+                    start.append(queue.popleft())
+                    nb += 1
+                    room = min(room, free - 1)
+                else:
+                    start.append(waiting.popleft())
+                    room -= 1
+                free -= 1
             while free and queue and (free > reserve or nb < floor):
                 start.append(queue.popleft())
                 free -= 1
@@ -272,16 +281,32 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     )
 
 
-def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging) -> list:
+def _outranking(waiting: deque, seen: list, head: tuple, promote) -> int:
+    """How many waiting requests outrank the batch queue's ``head``, (id, left, waited, since).
+
+    All of them while the head has waited less than ``promote`` (clock units);
+    once promoted, those that arrived at or before the instant it was promoted.
+    """
+    promoted_at = head[3] - head[2] + promote
+    n = 0
+    for i in waiting:
+        if seen[i] > promoted_at:
+            break
+        n += 1
+    return n
+
+
+def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging, promote=None) -> list:
     """The ``take`` running batch jobs a built-in policy evicts first, of those it may evict.
 
-    A job may be evicted once it has run ``min_run`` and unless it waited more
-    than ``aging`` in the queue (clock units; ``None``: no aging).
+    A job may be evicted once it has run ``min_run``, unless it waited more
+    than ``aging`` in the queue, or at least ``promote`` (clock units; ``None``: no such rule).
     ``youngest`` evicts the latest start first (it has lost the least work),
     else the job with the most work left; ties go in the order jobs took slots.
     """
     def ok(job: list) -> bool:
-        return t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+        return (t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+                and (promote is None or job[WAITED] < promote))
 
     if not youngest:
         return sorted(filter(ok, batch.values()), key=lambda job: -job[END])[:take]

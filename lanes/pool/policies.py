@@ -8,8 +8,34 @@ slots stay free), ``preempt`` (priority; a request that finds no free slot
 evicts a running batch job, which goes back to the head of the batch queue)
 and ``hybrid:R`` (``reserve:R`` plus preemption once the reserve runs out).
 
-Four extensions, off by default, are keyword fields: ``floor``, ``aging_s``,
-``victim`` and ``min_run_s`` (see :class:`Policy`).
+Five extensions, off by default, are keyword fields: ``floor``, ``aging_s``,
+``promote_s``, ``victim`` and ``min_run_s`` (see :class:`Policy`).
+
+**Two kinds of aging.**  A batch job's *wait* is the time it has spent in the
+batch queue, summed over its stays there (every backlog job waits from t = 0;
+an evicted job's wait goes on from where it stopped).  ``aging_s`` makes a job
+that waited more than ``aging_s`` immune from eviction once it runs.
+``promote_s`` is aging as priority: a job's priority rises with its wait, and
+once the wait reaches ``promote_s`` it outranks every interactive request that
+arrives after that instant.  Exactly, for the non-FIFO kinds:
+
+* The batch queue keeps its order (evicted jobs at its head).  Its head is
+  *promoted* once its wait is at least ``promote_s``; it was promoted at the
+  instant ``p`` its wait reached ``promote_s``.
+* Free slots go one at a time to the older of the oldest waiting request and
+  the promoted head: the head goes first if ``p`` is before the request's
+  arrival (a request that arrived at ``p`` itself goes first).  Equivalently,
+  priority = wait in the queue, plus ``promote_s`` for a request.
+* Promotion changes the order, not which slots a kind may use: a batch job
+  still starts only while more than ``reserve`` slots are free (or batch is
+  under its ``floor``), and a request still never takes the floor.
+* A promoted job never evicts.  A preempting policy evicts only for the
+  requests that outrank the queue's head (all waiting requests while the head
+  is not promoted), and never evicts a job that was promoted when it started
+  (wait at least ``promote_s``), so promotion cannot make a job and a request
+  evict each other in turn.
+
+``fifo`` ignores the extensions (it serves in submission order and never evicts).
 """
 
 from __future__ import annotations
@@ -52,6 +78,11 @@ class Policy:
     aging_s : int or None
         A batch job that has spent more than this many seconds queued is never
         evicted.  ``None`` turns aging off.
+    promote_s : int or None
+        A batch job that has waited at least this many seconds in the queue
+        outranks the interactive requests that arrive after it reached that
+        wait; once it runs it is never evicted (the exact rule is in this
+        module's docstring).  ``None`` turns promotion off.
     victim : str
         Eviction order, one of :data:`VICTIMS`.
     min_run_s : int
@@ -65,6 +96,7 @@ class Policy:
     reserve: int = 0
     floor: int = 0
     aging_s: int | None = None
+    promote_s: int | None = None
     victim: str = "youngest"
     min_run_s: int = 0
     spec: str = ""
@@ -79,6 +111,8 @@ class Policy:
         set_(self, "floor", _checks.integer("floor", self.floor, lo=0))
         if self.aging_s is not None:
             set_(self, "aging_s", _checks.integer("aging_s", self.aging_s, lo=0))
+        if self.promote_s is not None:
+            set_(self, "promote_s", _checks.integer("promote_s", self.promote_s, lo=0))
         _checks.choice("victim", self.victim, VICTIMS)
         set_(self, "min_run_s", _checks.integer("min_run_s", self.min_run_s, lo=0))
         if not self.spec:
@@ -116,14 +150,14 @@ class Policy:
 
 
 #: Keyword arguments :func:`parse_policy` (and the simulators) accept: the extension fields.
-EXTENSIONS = ("floor", "aging_s", "victim", "min_run_s")
+EXTENSIONS = ("floor", "aging_s", "promote_s", "victim", "min_run_s")
 
 
 def parse_policy(spec: str | Policy, **extensions: object) -> Policy:
     """Build a :class:`Policy` from its spec (``fifo``, ``reserve:8``, ``hybrid:8``, ...).
 
     Keyword arguments set the extension fields (``floor``, ``aging_s``,
-    ``victim``, ``min_run_s``).
+    ``promote_s``, ``victim``, ``min_run_s``).
     """
     _checks.keywords("policy", extensions, EXTENSIONS)
     if isinstance(spec, Policy):

@@ -115,6 +115,8 @@ def _row(scenario: Scenario, pol: Policy, label: Any) -> dict[str, Any]:
     row["policy"] = pol.spec
     for name in _POLICY_FIELDS:
         row[name] = getattr(pol, name)
+    if pol.promote_s is not None:  # a column only where promotion is on, so other sweeps keep their columns
+        row["promote_s"] = pol.promote_s
     for name in _SCENARIO_FIELDS:
         value = getattr(scenario, name)
         row[name] = f"{value[0]}-{value[1]}" if isinstance(value, tuple) else value
@@ -151,7 +153,7 @@ def sweep(
         Force the progress bar on or off (see :func:`progress_enabled`).
     **extensions
         Extension fields applied to every string spec (``floor``, ``aging_s``,
-        ``victim``, ``min_run_s``).
+        ``promote_s``, ``victim``, ``min_run_s``).
 
     Returns
     -------
@@ -191,7 +193,7 @@ def sweep_scenarios(
         The policy spec, e.g. ``"hybrid:8"``.
     field : str
         A :class:`~lanes.Scenario` field (``preempt_cost_s``, ``batch_service_s``,
-        ``tick_s``, ...) or a policy extension (``floor``, ``aging_s``, ``victim``, ``min_run_s``).
+        ``tick_s``, ...) or a policy extension (``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``).
     values : sequence
         Values of ``field``, one run each.
     base : Scenario, optional
@@ -208,13 +210,13 @@ def sweep_scenarios(
     """
     base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
     values = _checks.sequence("values", values, what="values")
-    if field in _POLICY_FIELDS and field != "reserve":
+    if field in EXTENSIONS:
         runs = [(base, parse_policy(policy, **{**extensions, field: v}), v) for v in values]
     elif field in _SCENARIO_FIELDS or field == "tick_s":  # the clock: swept, but not a column of every sweep
         pol = parse_policy(policy, **extensions)
         runs = [(base.with_(**{field: v}), pol, v) for v in values]
     else:
-        allowed = ", ".join(_SCENARIO_FIELDS + ("tick_s",) + _POLICY_FIELDS[1:])
+        allowed = ", ".join(_SCENARIO_FIELDS + ("tick_s",) + EXTENSIONS)
         raise ValueError(f"field must be one of {allowed} (got {_checks.show(field)})")
     if not runs:
         raise ValueError("values must list at least one value (got an empty list)")
