@@ -2,7 +2,10 @@
 
 Thresholds are read off sweeps that try every R.  Each test recomputes a claim
 through the functions the chapter calls and checks that the number the chapter
-glues into its prose is that number.
+glues into its prose is that number.  The sweeps over ten seeds are rerun here
+on two seeds (:data:`SPOT`) and checked against the chapter's glued per-run
+values; claims about every seed are checked on those values (nbval reruns the
+chapter, so they are what a fresh run gives).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ HOLD_S = (SC.inter_service_s[0] + SC.inter_service_s[1]) / 2
 DRAIN_S = (SC.batch_service_s[0] + SC.batch_service_s[1]) / 2
 SHORT = SC.with_(batch_service_s=(15, 45), backlog=round(SC.backlog * DRAIN_S / 30))
 METRICS = ["p99_s", "batch_done", "util"]
+#: Seeds the ten-seed sweeps are rerun on here.
+SPOT = (1, SC.seed)
+GRID_R = [0, *range(8, 21)]
 
 
 @pytest.fixture(scope="module")
@@ -32,19 +38,47 @@ def text():
 
 @pytest.fixture(scope="module")
 def curve():
-    """Seed 3, every R from 0 to 20."""
-    return sweep_seeds([f"reserve:{r}" for r in range(0, 21)], [SC.seed], metrics=METRICS).set_index("reserve")
+    """Seed 3, every R from 0 to 20: the chapter's glued curve, with R = 1, 4 and 7 rerun here
+    (from R = 8 on, and at R = 0, the curve is the grid's seed-3 row, which :func:`grid` checks)."""
+    import pandas as pd
+
+    g = glued(STEM)
+    df = pd.DataFrame({"reserve": range(21), "p99_s": g["curve_p99_s"], "batch_done": g["curve_batch"]})
+    df = df.set_index("reserve")
+    rerun = sweep_seeds([f"reserve:{r}" for r in (1, 4, 7)], [SC.seed], metrics=METRICS).set_index("reserve")
+    assert rerun["p99_s"].tolist() == df.loc[rerun.index, "p99_s"].tolist()
+    assert rerun["batch_done"].tolist() == df.loc[rerun.index, "batch_done"].tolist()
+    return df
 
 
 @pytest.fixture(scope="module")
-def grid():
-    """Ten seeds, R = 0 and every R from 8 to 20."""
-    return sweep_seeds([f"reserve:{r}" for r in [0, *range(8, 21)]], SEEDS, metrics=METRICS)
+def grid(curve):
+    """Ten seeds, R = 0 and every R from 8 to 20: the chapter's glued runs, the spot seeds rerun."""
+    import pandas as pd
+
+    df = pd.DataFrame(glued(STEM)["grid_runs"], columns=["seed", "reserve", "p99_s", "batch_done", "util"])
+    assert sorted(set(df["seed"])) == list(SEEDS) and sorted(set(df["reserve"])) == GRID_R
+    rerun = sweep_seeds([f"reserve:{r}" for r in (0, 8, 13, 14, 16, 17)], SPOT, metrics=METRICS)
+    mine = df.set_index(["seed", "reserve"]).loc[list(zip(rerun["seed"], rerun["reserve"]))]
+    assert mine["p99_s"].tolist() == rerun["p99_s"].tolist()
+    assert mine["batch_done"].tolist() == rerun["batch_done"].tolist()
+    assert mine["util"].tolist() == pytest.approx(rerun["util"].tolist())
+    three = df[df["seed"] == SC.seed].set_index("reserve")  # the curve's R = 0 and 8 to 20 are these runs
+    assert three["p99_s"].tolist() == curve.loc[three.index, "p99_s"].tolist()
+    assert three["batch_done"].tolist() == curve.loc[three.index, "batch_done"].tolist()
+    return df
 
 
 @pytest.fixture(scope="module")
 def scan_short():
-    return smallest_reserve(TARGET_S, SEEDS, SHORT)
+    """Per seed, the smallest R for the short jobs: the chapter's glued values, the spot seeds rerun."""
+    import pandas as pd
+
+    per_seed = glued(STEM)["r_short_seeds"]
+    assert len(per_seed) == len(SEEDS)
+    rerun = smallest_reserve(TARGET_S, [SC.seed], SHORT)
+    assert rerun["reserve"].tolist() == [per_seed[SEEDS.index(SC.seed)]]
+    return pd.DataFrame({"seed": SEEDS, "reserve": per_seed})
 
 
 def test_every_glued_name_in_the_text_is_computed(text):
@@ -234,9 +268,14 @@ class TestChunking:
         assert text["r_short_vs_long"] == per_seed_short.max() - per_seed_long.max() < 0  # "less headroom"
 
     def test_same_latency_more_work_at_the_common_r(self, grid, text):
-        common = sweep_seeds([f"reserve:{text['r_short_all']}"], SEEDS, SHORT,
-                             metrics=["p99_s", "util", "preempted"])
-        assert (common.preempted == 0).all()  # no eviction needed
+        import pandas as pd
+
+        rerun = sweep_seeds([f"reserve:{text['r_short_all']}"], SPOT, SHORT, metrics=["p99_s", "util", "preempted"])
+        assert (rerun.preempted == 0).all()  # no eviction needed (reserve:R never evicts)
+        common = pd.DataFrame(text["common_runs"], columns=["seed", "p99_s", "util"])
+        assert list(common.seed) == list(SEEDS)
+        spot = common.set_index("seed").loc[list(SPOT)]
+        assert spot.p99_s.tolist() == rerun.p99_s.tolist() and spot.util.tolist() == pytest.approx(rerun.util.tolist())
         long_util = grid[grid.reserve == text["r_all"]].util
         assert common.p99_s.max() <= TARGET_S == text["target_s"]  # "every seed's p99 within the target"
         assert common.util.min() == pytest.approx(text["util_short_low"])

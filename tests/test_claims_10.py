@@ -11,11 +11,13 @@ from lanes.pool import erlang
 from lanes.pool.sweep import SEEDS, sweep_seeds
 from glued_values import glued, notebook
 
-#: Seeds some sweeps are recomputed on here; the chapter's own run covers all of them.
-SPOT = (1, lanes.Scenario().seed)
 from scripts import prose_tools as prose
 
-FINE_S, FINE_SEEDS = 0.02, SEEDS[:5]  # the chapter's step-sized clock and its seeds
+#: Seeds the sweeps are recomputed on here: the chapter's own run (nbval reruns it) covers
+#: all of its seeds and glues their values, on which claims about every seed are checked.
+SPOT = (1, lanes.Scenario().seed)
+FINE_S, FINE_SEEDS = 0.02, SEEDS[:3]  # the chapter's step-sized clock and its seeds
+COST_SEEDS = SEEDS[:5]  # the chapter's cost sweep
 
 POOL = kvpool.pool_tokens_for()
 SC = kvpool.KvScenario(pool_tokens=POOL)
@@ -25,9 +27,30 @@ RULES = ("slots:16", "tokens:50000", "slots:16+tokens:50000")
 
 @pytest.fixture(scope="module")
 def kv_p99():
-    """Chat p99 wait per (batch context, rule), one value per seed."""
-    return {(ctx, rule): [kvpool.simulate_kv_pool(SC.with_(batch_tokens=ctx, seed=s), rule) for s in SEEDS]
+    """Chat p99 wait per (batch context, rule), on the spot seeds."""
+    return {(ctx, rule): [kvpool.simulate_kv_pool(SC.with_(batch_tokens=ctx, seed=s), rule) for s in SPOT]
             for ctx in (SC.chat_tokens, LONG) for rule in RULES}
+
+
+#: The chapter's glued per-seed chat p99 (s), by (batch context, rule).
+KV_KEYS = {(LONG, "slots:16"): "long_slots", (LONG, "tokens:50000"): "long_tokens",
+           (SC.chat_tokens, "slots:16"): "short_slots", (SC.chat_tokens, "tokens:50000"): "short_tokens"}
+
+
+def kv_seeds(ctx, rule):
+    """The chapter's p99 per seed for (ctx, rule), after checking the spot seeds against a rerun."""
+    g = glued("10_where_it_breaks")
+    values = g[f"{KV_KEYS[(ctx, rule)]}_p99_seeds"] if rule in ("slots:16", "tokens:50000") else None
+    if values is None:  # the combined rule: both contexts in one glued list, short first
+        both = g["both_p99_s"]
+        values = both[:len(SEEDS)] if ctx == SC.chat_tokens else both[len(SEEDS):]
+    assert len(values) == len(SEEDS)
+    return values
+
+
+def _spot_matches(kv_p99, ctx, rule):
+    got = [int(r.p99_wait_s) for r in kv_p99[(ctx, rule)]]
+    assert got == [kv_seeds(ctx, rule)[SEEDS.index(s)] for s in SPOT], (ctx, rule)
 
 
 class TestSlotsAreNotUniform:
@@ -38,24 +61,29 @@ class TestSlotsAreNotUniform:
         assert POOL // LONG == 13
         assert SC.blocks_for(LONG) / SC.blocks_for(SC.chat_tokens) == 16
 
-    def test_slot_headroom_fails_with_long_batch_sequences_on_every_seed(self, kv_p99):
-        assert min(r.p99_wait_s for r in kv_p99[(LONG, "slots:16")]) >= 20
+    def test_the_spot_seeds_rerun_to_the_chapters_values(self, kv_p99):
+        for ctx, rule in kv_p99:
+            _spot_matches(kv_p99, ctx, rule)
 
-    def test_token_headroom_fails_with_short_batch_sequences_on_every_seed(self, kv_p99):
-        assert min(r.p99_wait_s for r in kv_p99[(SC.chat_tokens, "tokens:50000")]) >= 20
+    def test_slot_headroom_fails_with_long_batch_sequences_on_every_seed(self):
+        assert min(kv_seeds(LONG, "slots:16")) >= 20
 
-    def test_each_unit_works_in_its_own_case_on_every_seed(self, kv_p99):
-        assert max(r.p99_wait_s for r in kv_p99[(LONG, "tokens:50000")]) <= 2
-        assert max(r.p99_wait_s for r in kv_p99[(SC.chat_tokens, "slots:16")]) <= 6
+    def test_token_headroom_fails_with_short_batch_sequences_on_every_seed(self):
+        assert min(kv_seeds(SC.chat_tokens, "tokens:50000")) >= 20
 
-    def test_the_combined_rule_works_in_both_cases_on_every_seed(self, kv_p99):
-        worst = max(r.p99_wait_s for ctx in (SC.chat_tokens, LONG) for r in kv_p99[(ctx, RULES[2])])
-        assert worst <= 6
+    def test_each_unit_works_in_its_own_case_on_every_seed(self):
+        assert max(kv_seeds(LONG, "tokens:50000")) <= 2
+        assert max(kv_seeds(SC.chat_tokens, "slots:16")) <= 6
+
+    def test_the_combined_rule_works_in_both_cases_on_every_seed(self):
+        assert max(kv_seeds(SC.chat_tokens, RULES[2]) + kv_seeds(LONG, RULES[2])) <= 6
 
     def test_long_batch_contexts_slow_every_chat_decode(self, kv_p99):
-        short = sum(r.mean_step_s for r in kv_p99[(SC.chat_tokens, RULES[2])]) / len(SEEDS)
-        long_ = sum(r.mean_step_s for r in kv_p99[(LONG, RULES[2])]) / len(SEEDS)
-        assert long_ > 2 * short
+        short = [r.mean_step_s for r in kv_p99[(SC.chat_tokens, RULES[2])]]
+        long_ = [r.mean_step_s for r in kv_p99[(LONG, RULES[2])]]
+        assert all(lo > 2 * sh for lo, sh in zip(long_, short))
+        g = glued("10_where_it_breaks")
+        assert g["step_long_ms"] > 2 * g["step_short_ms"]
 
 
 class TestPrefillInterference:
@@ -109,38 +137,57 @@ class TestEvictionCost:
         for cost in (g["cost_swap"], g["flat_cost_s"], g["cost_recompute"], g["cost_scattered"], g["cost_ckpt"]):
             # recomputed on two seeds (the chapter's run, under nbval, covers all ten and glues them)
             df = sweep_seeds(["preempt", "hybrid:8"], SPOT, base=lanes.Scenario(preempt_cost_s=cost),
-                             metrics=("batch_done",))
+                             metrics=("batch_done", "preempted"))
             out[cost] = df.pivot(index="seed", columns="policy", values="batch_done")
+            out[cost].attrs["preempted"] = df[df["policy"] == "preempt"].set_index("seed")["preempted"]
         return out
 
     def test_on_the_1_s_tick_swaps_favour_preempting_on_every_seed(self, batch_done, g):
         """The coarse model's finding: the chapter shows it as the tick's, not the engine's."""
         d = batch_done[g["cost_swap"]]
         assert list(d.index) == sorted(SPOT) and (d["preempt"] > d["hybrid:8"]).all()
-        assert g["cheap_wins"] == len(SEEDS) >= 10 and len(g["preempt_cheap"]) == len(SEEDS)
+        assert g["n_cost_seeds"] == len(COST_SEEDS) >= 5 and set(SPOT) <= set(COST_SEEDS)
+        assert g["cheap_wins"] == len(COST_SEEDS) and len(g["preempt_cheap"]) == len(COST_SEEDS)
         assert g["cheap_cost"] == g["cost_swap"]
-        assert list(d["preempt"]) == [g["preempt_cheap"][SEEDS.index(s)] for s in d.index]
+        assert list(d["preempt"]) == [g["preempt_cheap"][COST_SEEDS.index(s)] for s in d.index]
+
+    def test_the_two_policies_bands_lie_apart_at_every_cost(self, batch_done, g):
+        """Per cost, the gap between the two policies' ranges over the seeds; on the spot seeds
+        alone each gap is no smaller, and each range no wider. The seeds do not decide the verdict:
+        every gap is wider than any range."""
+        costs = sorted(batch_done)
+        assert len(g["band_gaps"]) == len(costs) and len(g["band_widths"]) == 2 * len(costs)
+        for k, cost in enumerate(costs):
+            d = batch_done[cost]
+            gap = max(d["preempt"].min() - d["hybrid:8"].max(), d["hybrid:8"].min() - d["preempt"].max())
+            assert gap >= g["band_gaps"][k] > 0, cost
+            for j, p in enumerate(("preempt", "hybrid:8")):
+                assert d[p].max() - d[p].min() <= g["band_widths"][2 * k + j], (cost, p)
+        assert min(g["band_gaps"]) > max(g["band_widths"])
 
     def test_the_flat_cost_and_dearer_favour_headroom_on_every_seed(self, batch_done, g):
         for cost, d in batch_done.items():
             if cost > g["cheap_cost"]:
                 assert (d["hybrid:8"] > d["preempt"]).all(), cost
-        assert g["costly_wins"] == 0 and g["costly_runs"] == len(SEEDS) * sum(c > g["cheap_cost"] for c in batch_done)
+        assert g["costly_wins"] == 0
+        assert g["costly_runs"] == len(COST_SEEDS) * sum(c > g["cheap_cost"] for c in batch_done)
 
     @pytest.fixture(scope="class")
     @classmethod
     def fine_swap(cls, g):
-        """Pure preemption and hybrid:8 at the swap's cost on the chapter's step-sized clock."""
+        """Pure preemption and hybrid:8 at the swap's cost on the chapter's step-sized clock,
+        on the anchor seed (the chapter's run covers its fine seeds and glues them)."""
         assert g["fine_s"] == FINE_S and g["n_fine"] == len(FINE_SEEDS)
         base = lanes.Scenario(preempt_cost_s=g["cost_swap"], tick_s=FINE_S)
-        return {s: lanes.run_table(base.with_(seed=s), ["preempt", "hybrid:8"]) for s in FINE_SEEDS}
+        return {s: lanes.run_table(base.with_(seed=s), ["preempt", "hybrid:8"]) for s in (lanes.Scenario().seed,)}
 
     def test_on_a_step_sized_clock_the_hybrid_wins_even_with_swaps(self, fine_swap, g):
-        pre = [t["preempt"].batch_done for t in fine_swap.values()]
-        hyb = [t["hybrid:8"].batch_done for t in fine_swap.values()]
-        assert all(h > p for h, p in zip(hyb, pre))
+        for s, t in fine_swap.items():
+            i = FINE_SEEDS.index(s)
+            assert (t["preempt"].batch_done, t["hybrid:8"].batch_done) == (g["fine_swap_pre"][i], g["fine_swap_hyb"][i])
+        pre, hyb = g["fine_swap_pre"], g["fine_swap_hyb"]
+        assert len(pre) == len(hyb) == len(FINE_SEEDS) and all(h > p for h, p in zip(hyb, pre, strict=True))
         assert (g["fine_winner"], g["fine_hyb_wins"]) == ("hybrid:8", len(FINE_SEEDS))
-        assert (g["fine_swap_pre"], g["fine_swap_hyb"]) == (pre, hyb)
         text = " ".join(prose.template_of(c) or "" for c in notebook("10_where_it_breaks")["cells"])
         assert "a fast swap favours preemption" not in text
         assert "The swap's win is the coarse tick's" in text
@@ -149,10 +196,13 @@ class TestEvictionCost:
         """Stalled share of engine time = evictions per second x engine seconds per eviction."""
         c = kvpool.preemption_costs(POOL // 64)
         ticks = lanes.Scenario().ticks
-        fine = [t["preempt"].preempted / ticks for t in fine_swap.values()]
-        coarse = [lanes.simulate(lanes.Scenario(seed=s, preempt_cost_s=g["cost_swap"]), "preempt").preempted / ticks
-                  for s in FINE_SEEDS]
-        assert g["fine_evict_rate"] == pytest.approx(fine) and g["coarse_evict_rate"] == pytest.approx(coarse)
+        for s, t in fine_swap.items():  # the spot seed rerun ...
+            assert g["fine_evict_rate"][FINE_SEEDS.index(s)] == pytest.approx(t["preempt"].preempted / ticks)
+        for s, n in batch_done[g["cost_swap"]].attrs["preempted"].items():
+            if s in FINE_SEEDS:
+                assert g["coarse_evict_rate"][FINE_SEEDS.index(s)] == pytest.approx(n / ticks)
+        fine, coarse = g["fine_evict_rate"], g["coarse_evict_rate"]  # ... and every seed's glued rate
+        assert len(fine) == len(coarse) == len(FINE_SEEDS)
         for key, rates in (("fine", fine), ("coarse", coarse)):
             for how, stall_s in (("swap", c.swap_s), ("recompute", c.recompute_s)):
                 share = [r * stall_s for r in rates]
@@ -164,8 +214,8 @@ class TestEvictionCost:
 
     def test_pure_preemption_collapses_with_checkpoint_restarts(self, batch_done, g):
         ckpt, swap = batch_done[g["cost_ckpt"]]["preempt"], batch_done[g["cost_swap"]]["preempt"]
-        assert list(ckpt) == [g["preempt_ckpt"][SEEDS.index(s)] for s in ckpt.index]
-        assert len(g["preempt_ckpt"]) == len(SEEDS)
+        assert list(ckpt) == [g["preempt_ckpt"][COST_SEEDS.index(s)] for s in ckpt.index]
+        assert len(g["preempt_ckpt"]) == len(COST_SEEDS)
         assert max(g["preempt_ckpt"]) < 0.3 * min(g["preempt_cheap"])  # on every seed
 
 
@@ -182,23 +232,32 @@ class TestErlangAgainstTheTick:
 
     @classmethod
     def runs(cls, g):
+        """The flat day on the spot seeds; the chapter glues every seed's values."""
         sc = lanes.Scenario(backlog=0, trough_rate=g["ec_rate"], peak_rate=g["ec_rate"])
-        return [lanes.simulate(sc.with_(seed=s), "priority") for s in SEEDS]
+        return {s: lanes.simulate(sc.with_(seed=s), "priority") for s in SPOT}
 
     def test_erlang_c_of_56_erlangs_on_64_slots(self, g):
         assert (g["ec_slots"], g["ec_load"]) == (64, 56.0)
         assert g["ec_pwait"] == pytest.approx(erlang.erlang_c(64, 56.0))
 
-    def test_the_tick_model_waits_about_half_as_often_between_the_half_and_one_second_tails(self, g, runs):
-        p = [1 - r.wait_counts[0] / sum(r.wait_counts) for r in runs]
+    def test_the_spot_seeds_rerun_to_the_chapters_values(self, g, runs):
+        for s, r in runs.items():
+            n = sum(r.wait_counts)
+            assert g["sim_pwait_seeds"][SEEDS.index(s)] == pytest.approx(1 - r.wait_counts[0] / n)
+            assert g["sim_wait_seeds"][SEEDS.index(s)] == pytest.approx(
+                sum(w * k for w, k in enumerate(r.wait_counts)) / n)
+
+    def test_the_tick_model_waits_about_half_as_often_between_the_half_and_one_second_tails(self, g):
+        p = g["sim_pwait_seeds"]
+        assert len(p) == len(SEEDS)
         assert (min(p), max(p)) == (pytest.approx(g["sim_pwait_lo"]), pytest.approx(g["sim_pwait_hi"]))
         assert max(p) < g["ec_pwait"]
         assert g["ec_ratio"] == pytest.approx(sum(p) / len(p) / g["ec_pwait"])
         assert g["mmc_one"] < min(p) and max(p) < g["mmc_half"]  # "sits between the two"
         assert g["mmc_half"] == pytest.approx(erlang.mmc_wait_tail(64, 56.0, 8.0, 0.5))
 
-    def test_allen_cunneen_explains_most_of_the_mean_gap(self, g, runs):
-        mean = sum(sum(w * k for w, k in enumerate(r.wait_counts)) / sum(r.wait_counts) for r in runs) / len(runs)
+    def test_allen_cunneen_explains_most_of_the_mean_gap(self, g):
+        mean = sum(g["sim_wait_seeds"]) / len(SEEDS)
         assert mean == pytest.approx(g["sim_wait_s"])
         assert g["hold_cv2"] == pytest.approx(80 / 12 / 64)
         assert g["ac_wait_s"] == pytest.approx(erlang.allen_cunneen_wait_s(64, 56.0, 8.0, hold_cv2=g["hold_cv2"]))
@@ -215,17 +274,24 @@ class TestTheoryCheck:
                 assert r.mean_busy_interactive == pytest.approx(predicted, rel=1e-3)
 
     def test_prefill_queue_follows_mm1_and_lognormal_sits_far_above(self):
-        rhos = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-        runs = queueing.knee_sweep(rhos, service="prefill", requests=50_000, seed=SEEDS[0],
+        """Recomputed at the lightest and heaviest load (each load runs on the same seed,
+        so a subset reruns exactly); the chapter glues the gap at every load."""
+        shown = glued("10_where_it_breaks")
+        rhos = shown["pq_rhos"]
+        assert rhos == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+        spot = [rhos[0], rhos[-1]]
+        runs = queueing.knee_sweep(spot, service="prefill", requests=50_000, seed=SEEDS[0],
                                    mean_prompt_tokens=2048, prefill_s=steps.prefill_service_s)
         s = runs[0].mean_service_s
-        logn = queueing.knee_sweep(rhos, service="lognormal", service_s=s, sigma=1.0, requests=50_000, seed=SEEDS[0])
-        gaps = [r.p99_response_s / queueing.mm1_response_quantile_s(s, r.rho) - 1 for r in runs]
-        logn_gaps = [r.p99_response_s / queueing.mm1_response_quantile_s(s, r.rho) - 1 for r in logn]
-        shown = glued("10_where_it_breaks")
-        assert 100 * max(abs(g) for g in gaps) == pytest.approx(shown["pq_gap_abs"])
-        assert 100 * min(logn_gaps) == pytest.approx(shown["pq_logn_lo"])
-        assert min(logn_gaps) > 0.3
+        logn = queueing.knee_sweep(spot, service="lognormal", service_s=s, sigma=1.0, requests=50_000, seed=SEEDS[0])
+        for r, lr in zip(runs, logn):
+            m = queueing.mm1_response_quantile_s(s, r.rho)
+            i = rhos.index(r.rho)
+            assert r.p99_response_s / m - 1 == pytest.approx(shown["pq_gaps"][i])
+            assert lr.p99_response_s / m - 1 == pytest.approx(shown["pq_logn_gaps"][i])
+        assert 100 * max(abs(g) for g in shown["pq_gaps"]) == pytest.approx(shown["pq_gap_abs"])
+        assert 100 * min(shown["pq_logn_gaps"]) == pytest.approx(shown["pq_logn_lo"])
+        assert min(shown["pq_logn_gaps"]) > 0.3
         assert math.isclose(s, 0.0712, rel_tol=0.02)
 
 

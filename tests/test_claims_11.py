@@ -248,7 +248,8 @@ class TestGluedNumbers:
                  if a.in_fit]
         assert text["loo_move"] == pytest.approx(100 * max(moves), **SHOWN)
         # "at most" / "at worst" in the prose: bounds rounded up to the digit shown
-        for bound, value in (("loo_move_bound", max(moves)), ("loo_worst_bound", max(abs(r.error) for r in loo)),
+        assert sorted(text["loo_moves_pct"]) == pytest.approx(sorted(100 * m for m in moves), **SHOWN)  # "at most" their largest
+        for bound, value in (("loo_worst_bound", max(abs(r.error) for r in loo)),
                              ("fit_worst_bound", max(abs(r.error) for r in used))):
             assert text[bound] >= 100 * value > text[bound] - 0.1, bound
 
@@ -264,6 +265,7 @@ class TestGluedNumbers:
         assert text["chunk_tflops"] > text["prior_tflops"]
         assert text["matmul_tflops"] > text["chunk_tflops"]  # "stay below that ceiling"
         assert 1 < text["overlap_p"]  # "between a plain sum (1) and a hard maximum"
+        assert text["token_us"] > 0  # "plus ... us more" on every token: "far more than a pure memory roofline"
         assert text["token_flops_us"] == pytest.approx(1e6 * MODEL.body_flops_per_token / FIT.matmul_flops_per_s, **SHOWN)
 
     def test_kv_read_rate_numbers(self, text):
@@ -271,12 +273,12 @@ class TestGluedNumbers:
         pairs = measured.kv_read_rates(RECORDS)
         past = [r["bytes_per_s"] for r in pairs if r["batch"] * MODEL.kv_heads >= FIT.kv_ctas_to_saturate]
         assert text["kv_pairs"] == len(past)
-        assert (text["kv_pair_lo"], text["kv_pair_hi"]) == pytest.approx((min(past) / 1e12, max(past) / 1e12), **SHOWN)
+        assert (text["kv_pair_lo_tbps"], text["kv_pair_hi_tbps"]) == pytest.approx((min(past) / 1e12, max(past) / 1e12), **SHOWN)
         assert text["kv_pair_median"] == pytest.approx(statistics.median(past) / 1e12, **SHOWN)
         # "above the copy ceiling, below the datasheet's, around the fitted rate"
         assert text["copy_tbps"] == pytest.approx(c["copy_bytes_per_s"] / 1e12, **SHOWN)
         assert text["copy_tbps"] < text["kv_pair_median"] < text["hbm_tbps"]
-        assert text["kv_pair_lo"] < text["kv_tbps"] < text["kv_pair_hi"] < text["hbm_tbps"]
+        assert text["kv_pair_lo_tbps"] < text["kv_tbps"] < text["kv_pair_hi_tbps"] < text["hbm_tbps"]
         assert text["copy_tbps"] < text["kv_tbps"]  # "is above the ... device-copy ceiling"
 
     def test_batch_holdout_numbers(self, text):
@@ -299,7 +301,12 @@ class TestGluedNumbers:
         assert (text["range_batch_lo"], text["range_batch_hi"]) == r.decode_batch
         assert (text["range_ctx_lo"], text["range_ctx_hi"]) == r.decode_context
         assert (text["range_chunk_lo"], text["range_chunk_hi"]) == r.prefill_chunk
-        assert text["range_prior_hi"] == r.prefill_prior[1]
+        assert (text["range_prior_lo"], text["range_prior_hi"]) == r.prefill_prior
+        # "where the matmul FLOPs only begin to outweigh the weight read" (the largest decode batch)
+        weight_ms = 1e3 * MODEL.weight_bytes / FIT.weight_bytes_per_s
+        flops_ms = 1e3 * r.decode_batch[1] * MODEL.body_flops_per_token / FIT.matmul_flops_per_s
+        assert (text["top_weight_ms"], text["top_flops_ms"]) == pytest.approx((weight_ms, flops_ms), **SHOWN)
+        assert weight_ms < flops_ms < 1.5 * weight_ms
         p = FIT.breakdown(MODEL, decode=(4096, 128))
         assert text["big_ms"] == pytest.approx(1e3 * p["step_s"], **SHOWN)
         assert text["big_tps"] == pytest.approx(4096 / p["step_s"], **SHOWN)
@@ -316,7 +323,11 @@ class TestGluedNumbers:
         s = measured.swap_vs_recompute(RECORDS, step_model=FIT)
         assert text["swap_pinned_us"] == pytest.approx(1e6 * s["pinned"]["swap_s_per_token"], **SHOWN)
         assert text["swap_pageable_us"] == pytest.approx(1e6 * s["pageable"]["swap_s_per_token"], **SHOWN)
+        # "with ordinary pageable memory the copies are slower, the way back most of all"
+        links = measured.link_rates(RECORDS)
+        assert max(links["pageable_out"], links["pageable_back"]) < min(links["pinned_out"], links["pinned_back"])
+        assert min(links, key=links.get) == "pageable_back"
         assert text["pageable_ratio"] == pytest.approx(s["pageable"]["recompute_over_swap"], **SHOWN)
         meas = chains.hol_blocking(model=MODEL, hardware=CALIBRATED)
-        assert text["hol_fcfs_measured"] == pytest.approx(meas.short_ttft_fcfs_s, **SHOWN)
+        assert text["hol_fcfs_measured_s"] == pytest.approx(meas.short_ttft_fcfs_s, **SHOWN)
         assert text["hol_gain_measured"] == pytest.approx(meas.short_ttft_fcfs_s / meas.short_ttft_by_length_s, **SHOWN)

@@ -195,6 +195,7 @@ PHRASES = {
         "users need more slots than such a floor": "the condition of the claim, not a result",
         "The largest floor,": "the floor named (32)", "Above the floor pure": Q,
         "the eviction rate falls to zero": "no eviction after hour 2, checked in test_claims_05",
+        "Behind the reserve of `hybrid:8`, promotion": NAME,
     },
     "06_inside_the_lane": {
         "HTTP 429": "HTTP status 429", "(2015)": "the year of the cited article",
@@ -291,6 +292,15 @@ PHRASES = {
         "and the worst": _OWNER, "and at worst": _OWNER, "tokens behind at most": _OWNER,
         "contexts shorter than": _OWNER, "times fewer, and": _OWNER, "swapping wins by": _OWNER,
         "the ratio falls to": _OWNER, "s behind the long one": _OWNER, "when shortest goes first": _OWNER,
+        "A chunk behind a cached prefix": "the chunk's place after its cached prefix, not a comparison of values",
+        "tokens behind {{range_prior_lo:,}} to": "a chunk's place after its cached prefix (the range beside it)",
+        "to the prefix runs at a lower FLOP rate": "prior_tflops < chunk_tflops, checked in test_claims_11",
+        "took as long as a much larger one": "the file's larger eager prefill rows; the floor beside it is computed",
+        "cost far more than a": "token_us > 0 on every token, checked in test_claims_11",
+        "stay below that ceiling": "prior_tflops < chunk_tflops < matmul_tflops, checked in test_claims_11",
+        "Once a batch runs more blocks than saturate": "the condition of the claim (enough blocks to saturate)",
+        "only begin to outweigh the weight read": "top_weight_ms < top_flops_ms < 1.5 x, checked in test_claims_11",
+        "the copies are slower, the way back most of all": "the link rates, checked in test_claims_11",
     },
     "12_real_traffic": {
         "November 2023": "the year the traces were recorded", "ISCA 2024": "the year of the cited paper",
@@ -316,11 +326,6 @@ PHRASES = {
 #: Checks a chapter does not pass yet, by (chapter, check), each with what is found;
 #: the lead removes an entry once its owner brings the chapter in line.
 NOT_YET: dict[tuple[str, str], str] = {
-    ("05_starvation_and_aging", "bounds"): "bound words split by a line break, read since the"
-        " check joins them: cell 11 'at most' {{f16_p99_s}} bounds its own value; cell 14 'or more'"
-        " beside {{prio_b:,|min}} is read as negated by 'never'/'no' earlier in its clause",
-    ("11_measured_gpu", "bounds"): "'at most' / 'up to' three values that bound their own summaries",
-    ("11_measured_gpu", "words"): "ten values shown with a unit their names do not state",
 }
 
 _CHECKS = {
