@@ -166,7 +166,7 @@ async ({path, waitKernel, kernelId}) => {
     const r = c.node.querySelector('.jp-RenderedMarkdown');
     return r && r.textContent.trim() ? r.textContent : null;
   };
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {  // (up to 120 s: a loaded machine renders slowly)
     const md = nb.widgets.filter(c => c.model.type === 'markdown');
     if (nb.widgets.length && md.every(rendered)) break;  // (a notebook may have no markdown)
     await sleep(100);
