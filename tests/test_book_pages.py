@@ -97,3 +97,23 @@ class TestOperatingPage:
             assert attr in fields or hasattr(classes[cls], attr), f"{cls}.{attr}"
         for fn in re.findall(r"`lanes\.(\w+)`", self.text):
             assert hasattr(lanes, fn), fn
+
+
+_SMALL_TEXT = re.compile(
+    r"""fontsize\s*=\s*(?:["'](?:xx-small|x-small|small|smaller)["']|(\d+(?:\.\d+)?))"""
+    r"""|font\.size|rcParams\[["']\w*\.?labelsize""")
+
+
+def test_no_figure_text_is_set_below_the_10_point_default():
+    """The figures' labels stay at least 10 pt, the size tests/test_site.py's phone crawl
+    measures them at (``LABEL_PX``): no ``fontsize`` under 10 and no change of the default
+    size in the plotting modules (``plots.py``, or a ``display`` package if they move)."""
+    files = sorted(f for f in (ROOT / "lanes").rglob("*.py") if f.name == "plots.py" or "display" in f.parts)
+    problems = []
+    assert len(files) >= 3, files
+    for path in files:
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for m in _SMALL_TEXT.finditer(line):
+                if m.group(1) is None or float(m.group(1)) < 10:
+                    problems.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
+    assert not problems, "text set below 10 pt:\n" + "\n".join(problems)

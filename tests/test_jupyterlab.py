@@ -53,7 +53,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-b
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 MODEL_NOT_FOUND = "model not found"
 FALLBACK_PREFIX = "Interactive explorer:"
-START_TIMEOUT_S = 60
+START_TIMEOUT_S = 180  # a failure detector: a loaded machine starts slowly
 RUN_TIMEOUT_MS = 240_000
 
 # --------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def lab_url(lab_root: Path, tmp_path_factory):
                 proc.kill()
                 pytest.fail(f"jupyter lab did not start: {(state / 'server.log').read_text()[-2000:]}",
                             pytrace=False)
-            time.sleep(0.5)
+            time.sleep(0.1)
     try:
         yield url
     finally:
@@ -134,15 +134,17 @@ def lab(lab_url: str):
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
         page.set_default_timeout(60_000)
         _load_lab(page, lab_url)
         yield page
         browser.close()
 
 
-def _load_lab(page, url: str) -> None:
-    page.goto(url + "lab", wait_until="load")
+def _load_lab(page, url: str, navigate: bool = True) -> None:
+    """Load JupyterLab in ``page`` (``navigate=False``: it is loading already) and wait until it started."""
+    if navigate:
+        page.goto(url + "lab", wait_until="load")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
     page.evaluate("() => window.jupyterapp.restored")
 
@@ -164,7 +166,7 @@ async ({path, waitKernel, kernelId}) => {
     const r = c.node.querySelector('.jp-RenderedMarkdown');
     return r && r.textContent.trim() ? r.textContent : null;
   };
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {  // (up to 120 s: a loaded machine renders slowly)
     const md = nb.widgets.filter(c => c.model.type === 'markdown');
     if (nb.widgets.length && md.every(rendered)) break;  // (a notebook may have no markdown)
     await sleep(100);
@@ -176,7 +178,6 @@ async ({path, waitKernel, kernelId}) => {
       if (k && k.status === 'idle' && w.model.getMetadata('language_info')) break;
       await sleep(100);
     }
-    await sleep(500);
   }
   const visible = el => !!el && el.checkVisibility({visibilityProperty: true, opacityProperty: true})
                        && el.getBoundingClientRect().height > 0;
@@ -248,17 +249,53 @@ RAW_MYST = [
 ]
 
 
+#: Browser pages that open the chapters at once (each its own renderer process; a
+#: chapter's opening is mostly JupyterLab building its cells in the page).
+OPEN_PAGES = 3
+
+# Runs in the page: open, describe and close each of ``paths`` in turn, connected to the
+# running kernel ``kernelId``; started without waiting (window._opened holds the promise).
+_OPEN_EACH_JS = """
+({paths, kernelId, openJs, closeJs}) => {
+  const open = eval(openJs), close = eval(closeJs);
+  window._opened = (async () => {
+    const seen = {};
+    for (const path of paths) {
+      seen[path] = await open({path, waitKernel: false, kernelId});
+      await close(false);
+    }
+    return seen;
+  })();
+}
+"""
+
+
 @pytest.fixture(scope="session")
-def opened(lab) -> dict[str, list[dict]]:
-    """Every chapter opened once without running a cell: its cells as JupyterLab shows them."""
-    seen = {}
-    kernel_id = None
-    # One kernel for them all (starting one per chapter is most of the time).
-    for i, path in enumerate(CHAPTERS):
-        seen[path.name] = _open(lab, f"notebooks/{path.name}", kernel_id=kernel_id)
-        kernel_id = kernel_id or lab.evaluate(_KERNEL_ID_JS)
-        _close(lab, shutdown=i == len(CHAPTERS) - 1)
-    return seen
+def opened(lab, lab_url) -> dict[str, list[dict]]:
+    """Every chapter opened once without running a cell: its cells as JupyterLab shows them.
+
+    One kernel for them all (starting one per chapter is most of the time), and the
+    chapters shared among OPEN_PAGES pages of the browser, which open them at once.
+    """
+    first, rest = CHAPTERS[0].name, [f"notebooks/{p.name}" for p in CHAPTERS[1:]]
+    pages = [lab] + [lab.context.new_page() for _ in range(OPEN_PAGES - 1)]
+    for page in pages[1:]:
+        page.set_default_timeout(60_000)
+        page.goto(lab_url + "lab", wait_until="commit")  # loads while the first page opens
+    seen = {first: _open(lab, f"notebooks/{first}")}
+    kernel_id = lab.evaluate(_KERNEL_ID_JS)
+    _close(lab, shutdown=False)
+    for page in pages[1:]:
+        _load_lab(page, lab_url, navigate=False)
+    for i, page in enumerate(pages):
+        page.evaluate(_OPEN_EACH_JS, {"paths": rest[i::len(pages)], "kernelId": kernel_id,
+                                      "openJs": _OPEN_JS, "closeJs": _CLOSE_JS})
+    for page in pages:
+        seen.update({Path(k).name: v for k, v in page.evaluate("() => window._opened").items()})
+    lab.evaluate("(id) => window.jupyterapp.serviceManager.kernels.shutdown(id)", kernel_id)
+    for page in pages[1:]:
+        page.close()
+    return {name: seen[name] for name in sorted(seen)}
 
 
 def test_every_chapter_opens(opened):
@@ -374,6 +411,22 @@ async () => {
 }
 """
 
+# Runs in the page: wait until every widget view among the outputs (the saved file should
+# hold none) shows what it will show: the widget, or JupyterLab's "Error displaying widget".
+_WIDGETS_SHOWN_JS = """
+async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const mime = 'application/vnd.jupyter.widget-view+json';
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  const waiting = () => w.content.widgets.filter(c => c.model.type === 'code').some(c => {
+    const nodes = c.node.querySelectorAll('.jp-OutputArea-output');
+    return c.model.outputs.toJSON().some((o, k) => o.data && o.data[mime] && !(nodes[k] && (
+      nodes[k].querySelector('.jupyter-widgets') || nodes[k].textContent.trim())));
+  });
+  for (let i = 0; i < 300 && waiting(); i++) { await sleep(100); }
+}
+"""
+
 _RESTART_JS = """
 async () => {
   const w = window.jupyterapp.shell.currentWidget;
@@ -476,7 +529,7 @@ def test_explorers_survive_save_restart_and_reopen(lab, lab_url, lab_root):
     _load_lab(lab, lab_url)
     for target in (rel, "scratch.ipynb"):
         cells = _open(lab, target, wait_kernel=True)
-        time.sleep(1.0)
+        lab.evaluate(_WIDGETS_SHOWN_JS)
         text = lab.locator(".jp-NotebookPanel:visible").inner_text()
         if MODEL_NOT_FOUND in text:
             problems.append(f"{target} shows 'Error displaying widget: {MODEL_NOT_FOUND}' after reopening")

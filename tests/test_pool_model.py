@@ -180,7 +180,8 @@ class TestTheClock:
     """What the 1 s clock hides: at a step-sized clock almost every arrival at a full pool evicts."""
 
     @pytest.fixture(scope="class")
-    def day(self):
+    @classmethod
+    def day(cls):
         return {tick: {spec: lanes.simulate(lanes.Scenario(tick_s=tick, preempt_cost_s=3), spec)
                        for spec in ("preempt", "hybrid:8")} for tick in (1, 0.02)}
 

@@ -78,7 +78,7 @@ def plot_kv_ceiling(
     ax.set_xlabel("arrival rate (requests/s)")
     ax.set_ylabel("KV cache in flight (GB)")
     ax.set_ylim(0, max(max(kv_gb), pool_bytes / 1e9) * 1.1)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left")
     return ax
 
 
@@ -114,7 +114,7 @@ def plot_goodput_cliff(
     right.set_ylabel("tokens/s")
     right.set_ylim(0, max(r.tokens_per_s_small for r in rows) * 1.1)
     lines = ax.get_lines() + right.get_lines()
-    ax.legend(lines, [line.get_label() for line in lines], loc="upper left", fontsize=8)
+    ax.legend(lines, [line.get_label() for line in lines], loc="upper left")
     ax.right = right  # type: ignore[attr-defined]
     return ax
 
@@ -140,7 +140,7 @@ def plot_swap_break_even(
     ax.set_yscale("log")
     ax.set_xlabel("effective copy bandwidth (GB/s)")
     ax.set_ylabel("time per token (us)")
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax
 
 
@@ -165,7 +165,7 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
     ax.set_yticks(range(len(runs)), list(reversed(list(runs))))
     ax.set_ylim(-0.6, len(runs) - 0.1)
     ax.set_xlabel("time (s); each grey bar is one engine step")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right")
     return ax
 
 
@@ -206,7 +206,7 @@ def plot_p99_knee(
     ax.set_ylabel(f"p{percentile * 100:g} response time (s)")
     ax.set_ylim(0, p99_target_s * 3)
     ax.set_xlim(0, 1)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
     return ax
 
 
@@ -220,7 +220,7 @@ def plot_itl(runs: Mapping[str, StepResult], ax: "Axes | None" = None) -> "Axes"
     ax.set_xlabel("decode step")
     ax.set_ylabel("inter-token latency (ms)")
     integer_ticks(ax, "x")
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax
 
 
@@ -234,12 +234,12 @@ def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = 
         for k, name in enumerate(names):
             share = res.shares[name]
             ax.barh(y, share, left=left, color=palette[k % 4], label=f"tenant {name}" if y == 0 else None)
-            ax.text(left + share / 2, y, f"{share:.0%}", ha="center", va="center", fontsize=9)
+            ax.text(left + share / 2, y, f"{share:.0%}", ha="center", va="center")
             left += share
     ax.set_yticks(range(len(results)), [r.policy for r in results])
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of weighted tokens")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=len(names))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=len(names))
     return ax
 
 
@@ -258,7 +258,7 @@ def plot_kv_pool(result: KvPoolResult, ax: "Axes | None" = None, *, bin_s: int =
     integer_ticks(ax, "y")
     ax.set_title(f"{result.rule}: chat p99 wait {result.p99_wait_s} s", fontsize=10)
     ax.set_ylim(0, result.scenario.pool_blocks * 1.1)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(loc="lower right")
     return ax
 
 
@@ -274,14 +274,25 @@ def plot_littles_check(points: Sequence[Mapping[str, Any]], ax: "Axes | None" = 
     top = max(pred + meas) * 1.1
     ax.plot([0, top], [0, top], color="grey", lw=1, ls="--", label="L = lambda W")
     ax.plot(pred, meas, "o", color=COLORS["interactive"], label="slot simulator")
+    # Points within 3% of the axis of each other share one label, a line per run, written
+    # to the left of the point and below it (the points lie near the diagonal), so labels
+    # never overlap or leave the axes.
+    spots: list[tuple[float, float, list[str]]] = []
     for p in points:
-        if "label" in p:
-            ax.annotate(str(p["label"]), (p["predicted"], p["measured"]), textcoords="offset points", xytext=(4, -10), fontsize=8)
+        if "label" not in p:
+            continue
+        near = [s for s in spots if abs(s[0] - p["predicted"]) < 0.03 * top and abs(s[1] - p["measured"]) < 0.03 * top]
+        if near:
+            near[0][2].append(str(p["label"]))
+        else:
+            spots.append((p["predicted"], p["measured"], [str(p["label"])]))
+    for x, y, labels in spots:
+        ax.annotate("\n".join(labels), (x, y), textcoords="offset points", xytext=(-6, -6), ha="right", va="top")
     ax.set_xlabel("lambda x W (slots)")
     ax.set_ylabel("measured mean busy slots")
     ax.set_xlim(0, top)
     ax.set_ylim(0, top)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
     return ax
 
 
@@ -299,7 +310,7 @@ def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = 
     a.set_ylim(bottom=0)
     a.set_xlabel("sequences in the step")
     a.set_ylabel("decode step (ms)")
-    a.legend(fontsize=8)
+    a.legend()
     b.plot(xs, [s.tokens_per_s for s in steps], marker="o", color="#2b6a24")
     b.set_xscale("log", base=2)
     b.set_yscale("log")
@@ -322,7 +333,7 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
     a.set_xlabel("batch number (in order)")
     a.set_ylabel("requests in the batch")
     integer_ticks(a, "both")
-    a.legend(fontsize=8)
+    a.legend()
     labels = list(runs)
     b.bar(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
     b.set_ylabel("total time (ms)")
@@ -339,5 +350,5 @@ def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" 
     ax.set_ylabel("sequences decoding")
     integer_ticks(ax, "y")
     ax.set_ylim(0, results[0].slots * 1.15)
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(loc="lower left")
     return ax

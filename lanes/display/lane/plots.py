@@ -61,7 +61,7 @@ def plot_queue_length(results: Sequence[LaneResult], ax: "Axes | None" = None) -
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests waiting")
     integer_ticks(ax, "y")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
     return ax
 
 
@@ -96,7 +96,7 @@ def plot_latency_over_time(
     ax.set_xlabel("arrival time (s)")
     ax.set_ylabel(f"p{round(q * 100)} latency (s)")
     ax.set_yscale("log")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
     return ax
 
 
@@ -116,7 +116,7 @@ def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, te
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of requests (%)" + (f", tenant {tenant}" if tenant else ""))
     ax.invert_yaxis()
-    ax.legend(fontsize=8, ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax.legend(ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     return ax
 
 
@@ -135,5 +135,5 @@ def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None
     ax.set_xlabel("hours since submission")
     ax.set_ylabel("items finished")
     integer_ticks(ax, "y")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(loc="upper left")
     return ax

@@ -47,7 +47,8 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
 
 #: Width of one panel (inches) that a phone shows at full size: 3.4 in is 351 px at the
 #: inline backend's 100 dpi (tight bounding box), inside the 358 px text column of a
-#: 390 px screen, so 10-point labels stay 14 px tall there.
+#: 390 px screen, so 10-point labels stay 14 px tall there, as large as the book's code
+#: text. No text in the plotting modules is set smaller than matplotlib's 10-point default.
 PANEL_WIDTH_IN = 3.4
 
 
@@ -132,7 +133,7 @@ def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: i
     ax.set_xlabel("time (h)")
     ax.set_ylabel("busy slots")
     ax.set_title(result.policy.label if title is None else title)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="lower right")
     return ax
 
 
@@ -155,7 +156,7 @@ def plot_littles_law(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s:
     ax.set_ylabel("busy slots")
     ax.set_xlim(0, sc.ticks / 3600)
     ax.set_ylim(0, None)
-    ax.legend(loc="lower center", fontsize="small")
+    ax.legend(loc="lower center")
     return ax
 
 
@@ -219,7 +220,7 @@ def plot_waits_over_day(
     ax.set_ylabel(f"p{round(q * 100)} wait (s)")
     if log:
         ax.set_yscale("symlog", linthresh=1)
-    ax.legend(fontsize="small")
+    ax.legend()
     return ax
 
 
@@ -239,7 +240,7 @@ def plot_wait_ccdf(results: Sequence[SlotPoolResult], ax: "Axes | None" = None, 
     ax.set_yscale("log")
     ax.set_xlabel("wait x (s)")
     ax.set_ylabel("fraction waiting > x")
-    ax.legend(fontsize="small")
+    ax.legend()
     return ax
 
 
@@ -272,11 +273,11 @@ def plot_tradeoff(
         (line,) = ax.plot(part[x], part[y], marker="o", label=label)
         if annotate is not None:
             for xv, yv, a in zip(part[x], part[y], part[annotate]):
-                ax.annotate(str(a), (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize="x-small", color=line.get_color())
+                ax.annotate(str(a), (xv, yv), textcoords="offset points", xytext=(4, 4), color=line.get_color())
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     if group is not None:
-        ax.legend(fontsize="small")
+        ax.legend()
     return ax
 
 
@@ -288,7 +289,7 @@ def plot_preemptions(results: Sequence[SlotPoolResult], ax: "Axes | None" = None
         ax.plot(_hours(len(per_min), bin_s), per_min, marker=".", label=r.policy.label)
     ax.set_xlabel("time (h)")
     ax.set_ylabel("evictions per minute")
-    ax.legend(fontsize="small")
+    ax.legend()
     return ax
 
 
@@ -324,5 +325,5 @@ def plot_batch_progress(
         ax.axvline(deadline_s / 3600, color="black", ls="--", lw=1)
     ax.set_xlabel("time (h)")
     ax.set_ylabel("batch jobs done")
-    ax.legend(fontsize="small")
+    ax.legend()
     return ax
