@@ -759,7 +759,7 @@ def test_no_figure_is_wider_than_a_phone(offline_crawl):
 
 #: Pages whose cell figures are still drawn shrunk on a phone, labels under the code text:
 #: how many such figures each page has, and which cells draw them (one wide figure where a
-#: figure of PANEL_WIDTH_IN, ``lanes.pool.plots.panels``, would be shown at full size).
+#: figure of PANEL_WIDTH_IN, ``lanes.display.pool.plots.panels``, would be shown at full size).
 #: The test fails when a page has more (a new small figure) and when it has fewer (then
 #: lower the count here, or drop the entry).
 SMALL_FIGURES_NOT_YET: dict[str, tuple[int, str]] = {
