@@ -286,14 +286,22 @@ class TestSet13PastedCode:
                    if c["cell_type"] == "code" and f"class {class_name}" in "".join(c["source"]))
         lines = [line for line in src.splitlines() if "SOLUTION" not in line]
         head = [f"{k} = {v!r}" for k, v in constants.items()]
-        return head + lines + [f"policy = {class_name}"]
+        return cls._marked(head + lines + [f"policy = {class_name}"])
+
+    @staticmethod
+    def _marked(lines: list[str]) -> list[str]:
+        """Lines as ``source_of`` hands them in: each marked, so its indentation survives the form check."""
+        from lanes.exercises.online import LINE_MARK
+
+        return [LINE_MARK + line for line in lines]
 
     def test_pasted_public_code_scores_no_more_than_an_empty_answer(self):
         from lanes.exercises.variants import TEST_SECRET, student_token
 
         student = student_token("alice", TEST_SECRET)
         v = get_set(self.SLUG).variant(student)
-        examples = {p.stem: p.read_text().splitlines() for p in sorted((ROOT / "examples" / "policies").glob("*.py"))}
+        examples = {p.stem: self._marked(p.read_text().splitlines())
+                    for p in sorted((ROOT / "examples" / "policies").glob("*.py"))}
         pastes = {
             "q1_policy": [self._policy("FloorPolicy", FLOOR=v.floor, CAP=10**6), examples["hybrid"],
                           ['policy = "preempt"']],
@@ -306,8 +314,9 @@ class TestSet13PastedCode:
             for answer in answers:
                 got = judge(self.SLUG, {var: answer}, student)[q]
                 assert got["score"] <= empty[q]["score"], (var, answer[:3], got)
-                # it ran and was judged on its behaviour (not refused for time or for breaking a rule)
-                assert got["messages"] and all("differ from the rule's" in m for m in got["messages"]), got
+                if answer != ['policy = "preempt"']:  # (a spec is no policy the judge loads: refused)
+                    # code that ran and was judged on its behaviour, not refused for time or a broken rule
+                    assert got["messages"] and all("differ from the rule's" in m for m in got["messages"]), got
         honest = {"q1_policy": self._policy("FloorPolicy", FLOOR=v.floor, CAP=v.evict_cap),
                   "q2_policy": self._policy("AgingPolicy", AGING_S=v.aging_s, NEAR_S=v.near_s)}
         got = judge(self.SLUG, honest, student)
