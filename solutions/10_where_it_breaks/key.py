@@ -64,12 +64,12 @@ def q2(a, v):
 def q3(a, v):
     run = steps.simulate([steps.Request(v.prompt_tokens)], budget_tokens=v.budget_tokens, decoders=v.decoders,
                          decoder_context_tokens=v.decoder_context_tokens, hardware=v.hardware, mfu=v.mfu)
-    return close("q3_worst_itl_ms", a["q3_worst_itl_ms"], max(run.itl_s) * 1e3, rel=0.01,
+    return close("q3_worst_itl_ms", a["q3_worst_itl_ms"], max(run.itl_s) * 1e3, rel=1e-3,
                  hint="the longest step any chat waited for, in milliseconds, on your hardware and MFU")
 
 
 def q4(a, v):
-    return close("q4_breakeven_tokens", a["q4_breakeven_tokens"], breakeven_tokens(v), rel=0.01,
+    return close("q4_breakeven_tokens", a["q4_breakeven_tokens"], breakeven_tokens(v), rel=1e-3,
                  hint="compare recompute with the per-block swap as the context grows, with your bandwidth and MFU")
 
 

@@ -8,7 +8,7 @@ def draw(rng):
     return {
         "hours": rng.choice((4, 6)),
         "slots": rng.randrange(60, 77, 2),
-        "floor": rng.randrange(14, 31),
+        "floor": rng.randrange(22, 35),
         "aging_s": rng.randrange(1800, 3601, 60),
         "seed": rng.randrange(1, 10**6),
     }
