@@ -48,7 +48,7 @@ class AlwaysEqual(float):
 
 @pytest.mark.parametrize("value, form, expected", [
     (3, Int(), 3), (np.int64(7), Int(lo=0), 7), (np.array(5), Int(), 5), (2, Float(), 2.0),
-    (np.float32(2.5), Float(), 2.5), (np.array(0.25), Float(lo=0, hi=1), 0.25), (" B ", Choice(), "b"),
+    (np.float32(2.5), Float(), 2.5), (np.array(0.25), Float(lo=0, hi=1), 0.25), (" B ", Choice(), "b"), (37, Choice(), "37"), (" 52", Choice(), "52"),
     ((np.int64(8), 8, 4), Seq(Int()), [8, 8, 4]), ([1, 2], Seq(Int()), [1, 2]), (" swap", Str(("swap", "x")), "swap"),
 ])
 def test_forms_accept_plain_and_numpy_values(value, form, expected):
@@ -58,8 +58,8 @@ def test_forms_accept_plain_and_numpy_values(value, form, expected):
 
 @pytest.mark.parametrize("value, form, words", [
     (11.4, Int(), "whole number"), (11.0, Int(), "whole number"), (True, Int(), "not bool"),
-    (True, Float(), "not bool"), (AlwaysEqual(1.0), Float(), "subclass of float"), ("e", Choice("abcd"), "one letter"),
-    (3, Choice(), "one letter"), (..., Float(), "not answered yet"), (None, Float(), "is None"),
+    (True, Float(), "not bool"), (AlwaysEqual(1.0), Float(), "subclass of float"), ("e", Choice("abcd"), "label of one option"),
+    (3, Choice(), "label of one option"), (..., Float(), "not answered yet"), (None, Float(), "is None"),
     (float("nan"), Float(), "finite"), ({"a": 1}, Float(), "not dict"), ([1, [2]], Seq(Int()), "list"),
     (-1, Int(lo=0), "at least 0"), (__import__("decimal").Decimal("2.5"), Float(), "not Decimal"), (1.5, Float(hi=1), "at most 1"), ("maybe", Str(("swap", "recompute")), '"swap"'),
 ])
@@ -315,6 +315,36 @@ def test_solutions_score_full_marks_in_process_for_the_other_students(master, mo
             assert not lost, (who, lost)
     finally:
         set_course_secret(None)
+
+
+#: Sets whose masters and keys compute without simulating: a class of 100 takes seconds. The
+#: others simulate (minutes for a class) and are checked with LANES_ALL_VARIANTS=1.
+COMPUTED_MASTERS = ("08_chains_memory_and_throughput", "09_chains_latency_and_fairness", "11_measured_gpu")
+CLASS = 100
+
+
+@needs_solutions
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.parent.name)
+def test_every_master_scores_full_marks_for_every_student_of_a_class_of_100(master, monkeypatch):
+    """The master's own answers, computed for each of 100 students' tokens, earn every point of
+    every question of that student's variant (in process; the box is exercised above)."""
+    from grading.judge import grade_answers, load_key
+    from lanes.exercises.variants import set_course_secret
+
+    if master.stem not in COMPUTED_MASTERS and os.environ.get("LANES_ALL_VARIANTS") != "1":
+        pytest.skip("this set simulates: its class of 100 is checked with LANES_ALL_VARIANTS=1")
+    spec, key = get_set(master.stem), load_key(SOLUTIONS, master.stem)
+    monkeypatch.setenv("LANES_TEST_SECRET", "1")
+    set_course_secret(TEST_SECRET)
+    lost = {}
+    try:
+        for i in range(CLASS):
+            student = student_token(f"s{i:03d}", TEST_SECRET)
+            result = grade_answers(spec, key, student, {"answers": _solution_answers(master, student)})
+            lost.update({(student, q): r["messages"] for q, r in result.items() if r["score"] != r["possible"]})
+    finally:
+        set_course_secret(None)
+    assert not lost, lost
 
 
 @needs_solutions

@@ -168,8 +168,8 @@ class TestHonest:
     def test_floor_and_aging_earn_full_marks(self, student):
         key = load_key(SOLUTIONS, SLUG)
         v = get_set(SLUG).variant(student)
-        floor = _answer(_solution("FloorPolicy"), FLOOR=v.floor)
-        aging = _answer(_solution("AgingPolicy"), AGING_S=v.aging_s)
+        floor = _answer(_solution("FloorPolicy"), FLOOR=v.floor, CAP=v.evict_cap)
+        aging = _answer(_solution("AgingPolicy"), AGING_S=v.aging_s, NEAR_S=v.near_s)
         for q, answer in (("q1", {"q1_policy": floor}), ("q2", {"q2_policy": aging})):
             checks = getattr(key, q)(answer, v)
             assert checks and all(c.ok for c in checks), [c.message for c in checks]
@@ -178,7 +178,7 @@ class TestHonest:
     def test_the_other_rule_earns_nothing(self):
         key = load_key(SOLUTIONS, SLUG)
         v = get_set(SLUG).variant("")
-        aging_as_floor = _answer(_solution("AgingPolicy"), AGING_S=v.aging_s)
+        aging_as_floor = _answer(_solution("AgingPolicy"), AGING_S=v.aging_s, NEAR_S=v.near_s)
         assert not any(c.ok for c in key.q1({"q1_policy": aging_as_floor}, v))
 
 

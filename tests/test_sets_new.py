@@ -268,3 +268,58 @@ class TestCapstone:
         v = get_set(CAPSTONE).variant("bob")
         bad = judge(CAPSTONE, {**solution_answers(CAPSTONE, ""), **_config(f"reserve:{v.slots + 1}")}, "bob")
         assert bad["q5"]["score"] == 0 and bad["q5"]["messages"]
+
+
+class TestSet13PastedCode:
+    """Set 13 asks for rules no built-in policy has: pasting public code earns what an empty answer earns.
+
+    The pastes: the built-in rule nearest each question (preemption with the floor, and with
+    aging: what the engine computes, written against the protocol as the master's policy is
+    with no cap and nobody spared for being nearly done), the shipped example policies
+    (``examples/policies/``), and a built-in spec handed to the judge.
+    """
+
+    SLUG = "13_write_a_scheduler"
+
+    @classmethod
+    def _policy(cls, class_name: str, **constants) -> list[str]:
+        """The master's solution class ``class_name`` with ``constants``, as an answer."""
+        src = next("".join(c["source"]) for c in _master(cls.SLUG)["cells"]
+                   if c["cell_type"] == "code" and f"class {class_name}" in "".join(c["source"]))
+        lines = [line for line in src.splitlines() if "SOLUTION" not in line]
+        head = [f"{k} = {v!r}" for k, v in constants.items()]
+        return cls._marked(head + lines + [f"policy = {class_name}"])
+
+    @staticmethod
+    def _marked(lines: list[str]) -> list[str]:
+        """Lines as ``source_of`` hands them in: each marked, so its indentation survives the form check."""
+        from grading.online import LINE_MARK
+
+        return [LINE_MARK + line for line in lines]
+
+    def test_pasted_public_code_scores_no_more_than_an_empty_answer(self):
+        from lanes.exercises.variants import TEST_SECRET, student_token
+
+        student = student_token("alice", TEST_SECRET)
+        v = get_set(self.SLUG).variant(student)
+        examples = {p.stem: self._marked(p.read_text().splitlines())
+                    for p in sorted((ROOT / "examples" / "policies").glob("*.py"))}
+        pastes = {
+            "q1_policy": [self._policy("FloorPolicy", FLOOR=v.floor, CAP=10**6), examples["hybrid"],
+                          ['policy = "preempt"']],
+            "q2_policy": [self._policy("AgingPolicy", AGING_S=v.aging_s, NEAR_S=-1), examples["priority"]],
+        }
+        empty = judge(self.SLUG, {}, student)
+        assert empty["q1"]["score"] == empty["q2"]["score"] == 0
+        for var, answers in pastes.items():
+            q = var.split("_")[0]
+            for answer in answers:
+                got = judge(self.SLUG, {var: answer}, student)[q]
+                assert got["score"] <= empty[q]["score"], (var, answer[:3], got)
+                if answer != ['policy = "preempt"']:  # (a spec is no policy the judge loads: refused)
+                    # code that ran and was judged on its behaviour, not refused for time or a broken rule
+                    assert got["messages"] and all("differ from the rule's" in m for m in got["messages"]), got
+        honest = {"q1_policy": self._policy("FloorPolicy", FLOOR=v.floor, CAP=v.evict_cap),
+                  "q2_policy": self._policy("AgingPolicy", AGING_S=v.aging_s, NEAR_S=v.near_s)}
+        got = judge(self.SLUG, honest, student)
+        assert got["q1"]["score"] == got["q1"]["possible"] and got["q2"]["score"] == got["q2"]["possible"], got

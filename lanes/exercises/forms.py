@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 
 __all__ = [
-    "Choice", "Float", "Form", "FormError", "Int", "Seq", "Str", "check_value", "to_plain",
+    "CHOICE_LABELS", "Choice", "Float", "Form", "FormError", "Int", "Seq", "Str", "check_value", "to_plain",
 ]
 
 #: Longest list or string accepted in an answer.
@@ -141,19 +141,33 @@ class Float(Form):
         return float(plain)
 
 
+#: The labels a student's variant shows its multiple-choice options under (``SetSpec.options``):
+#: ``"10"`` to ``"99"``, four of them drawn per variant.
+CHOICE_LABELS = tuple(str(n) for n in range(10, 100))
+
+
 @dataclass(frozen=True)
 class Choice(Form):
-    """One letter among ``letters``, in a string such as ``"c"`` (case and spaces ignored)."""
+    """One option of a multiple-choice question: its label as ``print(V)`` shows it.
+
+    A student's variant shows the options under two-digit labels (``"37"``; the int ``37`` is
+    taken too); the default variant shows them under the key's ``letters`` (``"c"``). Case
+    and spaces are ignored. Whether the label is one of *this* variant's is the grader's
+    business: a label of another variant, or a letter, picks no option there.
+    """
 
     letters: str = "abcd"
 
     def describe(self) -> str:
-        return "one letter in quotes: " + ", ".join(f'"{c}"' for c in self.letters)
+        return 'the label of one option in quotes, as print(V) shows it (such as "37", or "c")'
 
     def check_plain(self, plain: object) -> str:
-        if type(plain) is not str or plain.strip().lower() not in tuple(self.letters):
+        if type(plain) is int and 10 <= plain <= 99:
+            plain = str(plain)
+        label = plain.strip().lower() if type(plain) is str else None
+        if label not in CHOICE_LABELS and (label is None or label not in tuple(self.letters)):
             raise FormError(f"should be {self.describe()}")
-        return plain.strip().lower()
+        return label
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .forms import Choice, Form
+from .forms import CHOICE_LABELS, Choice, Form
 from .variants import Variant, normalise_student, rng_for
 
 __all__ = ["Question", "SetSpec"]
@@ -66,9 +66,9 @@ class SetSpec:
     options : dict
         Multiple-choice options shuffled per variant: answer variable (a :class:`Choice`
         answer) -> its option texts in the key's order (the key's letter ``"a"`` is the
-        first). Each variant shows them under its own letters (``print(V)`` lists them, and
+        first). Each variant shows them in its own order under its own two-digit labels (``print(V)`` lists them, and
         :meth:`Variant.options` returns them); the judge maps the letter a student gives back
-        to the key's letter, so a letter is not shareable and the key is written once. A
+        to the key's letter, so a label is not shareable and the key is written once. A
         notebook whose set lists options here must not print them in a fixed order.
     """
 
@@ -119,15 +119,21 @@ class SetSpec:
         return Variant(self.slug, s, tuple((k, params[k]) for k in self.default), self._choices(s))
 
     def _choices(self, student: str) -> tuple:
-        """Per shuffled answer: ``(var, ((shown letter, key letter, text), ...))``; the default
-        variant keeps the key's order."""
+        """Per shuffled answer: ``(var, ((shown label, key letter, text), ...))``, in label order.
+
+        A student's variant labels its options with distinct two-digit labels drawn from
+        :data:`CHOICE_LABELS`, so the right label is one of 90 and one constant label is right
+        for about 1% of a class; the default variant keeps the key's letters and order (its
+        letters are no label of any student's variant, so they earn nothing there).
+        """
         forms = {v: f for q in self.questions for v, f in q.answers}
         rng = rng_for(self.slug + "/options", student)
         out = []
         for var in sorted(self.options):
             letters = forms[var].letters
+            labels = sorted(rng.sample(CHOICE_LABELS, len(letters))) if student else list(letters)
             order = list(range(len(letters)))
             if student:
                 rng.shuffle(order)
-            out.append((var, tuple((letters[i], letters[k], self.options[var][k]) for i, k in enumerate(order))))
+            out.append((var, tuple((labels[i], letters[k], self.options[var][k]) for i, k in enumerate(order))))
         return tuple(out)

@@ -227,7 +227,7 @@ class Variant:
     params : tuple of (str, object)
         Parameter names and values, in the order the set defines them.
     choices : tuple
-        Shuffled multiple-choice options: ``(var, ((shown letter, key letter, text), ...))``
+        Shuffled multiple-choice options: ``(var, ((shown label, key letter, text), ...))``
         per answer variable the set shuffles (see ``SetSpec.options``).
     """
 
@@ -244,10 +244,11 @@ class Variant:
         raise KeyError(f"{var} has no shuffled options in set {self.slug}")
 
     def key_letter(self, var: str, letter: str) -> str:
-        """The key's letter of the option this variant shows as ``letter`` (unchanged if not shuffled)."""
+        """The key's letter of the option this variant shows as ``letter``: ``""`` (no option) for a
+        label this variant does not show; unchanged if ``var`` is not shuffled."""
         for v, rows in object.__getattribute__(self, "choices"):
             if v == var:
-                return next((key for shown, key, _ in rows if shown == letter), letter)
+                return next((key for shown, key, _ in rows if shown == letter), "")
         return letter
 
     def shown_letter(self, var: str, key_letter: str) -> str:
@@ -277,7 +278,7 @@ class Variant:
         lines = [f"Exercise set {self.slug}, {who}. Your parameters (use them as V.<name>):"]
         lines += [f"  V.{k:<{width}} = {v!r}" for k, v in self.params]
         for var, rows in self.choices:
-            lines.append(f"Options of {var} (answer with the letter shown here):")
+            lines.append(f"Options of {var} (answer with the label shown here, in quotes):")
             lines += [f"  ({shown}) {text}" for shown, _, text in rows]
         return "\n".join(lines)
 

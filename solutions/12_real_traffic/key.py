@@ -4,6 +4,7 @@ from functools import lru_cache
 
 import lanes
 from lanes.gpu import replay
+from grading.checks import all_of
 from grading.judge import choice, close, equal
 from lanes.pool import traces
 
@@ -20,8 +21,11 @@ def _hour(v):
 
 @lru_cache(maxsize=None)
 def _reserve(v, poisson):
+    """The smallest reserve of q4 (q5 on the Poisson copy) and the batch jobs its run completes."""
     hour = _hour(v).as_poisson(v.resample_seed) if poisson else _hour(v)
-    return replay.smallest_reserve(hour, v.target_s, lanes.Scenario(slots=v.slots))
+    pool = lanes.Scenario(slots=v.slots)
+    r = replay.smallest_reserve(hour, v.target_s, pool)
+    return r, replay.replay(hour, f"reserve:{r}", pool).batch_done
 
 
 def q1(a, v):
@@ -31,8 +35,10 @@ def q1(a, v):
 
 def q2(a, v):
     s = sorted(_hour(v).output_tokens)
-    return equal("q2_output_p99", a["q2_output_p99"], s[min(len(s) - 1, int(0.99 * len(s)))],
-                 hint="the nearest-rank p99, sorted[int(0.99 * n)], of the output tokens")
+    return all_of(equal("q2_output_p99", a["q2_output_p99"], s[min(len(s) - 1, int(0.99 * len(s)))],
+                        hint="the nearest-rank p99, sorted[int(0.99 * n)], of the output tokens"),
+                  close("q2_output_mean", a["q2_output_mean"], sum(s) / len(s), rel=1e-6,
+                        hint="the mean of the output tokens"))
 
 
 def q3(a, v):
@@ -44,13 +50,17 @@ def q3(a, v):
 
 
 def q4(a, v):
-    return equal("q4_reserve", a["q4_reserve"], _reserve(v, False),
-                 hint="reserve:R on your hour with V.slots slots, every R from 0 upwards")
+    r, done = _reserve(v, False)
+    return all_of(equal("q4_reserve", a["q4_reserve"], r,
+                        hint="reserve:R on your hour with V.slots slots, every R from 0 upwards"),
+                  equal("q4_batch_done", a["q4_batch_done"], done, hint="batch jobs done by the run at that R"))
 
 
 def q5(a, v):
-    return equal("q5_reserve_poisson", a["q5_reserve_poisson"], _reserve(v, True),
-                 hint="the same search on the Poisson copy of your hour")
+    r, done = _reserve(v, True)
+    return all_of(equal("q5_reserve_poisson", a["q5_reserve_poisson"], r,
+                        hint="the same search on the Poisson copy of your hour"),
+                  equal("q5_batch_done", a["q5_batch_done"], done, hint="batch jobs done by the run at that R"))
 
 
 def q6(a, v):

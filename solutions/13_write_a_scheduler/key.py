@@ -2,19 +2,26 @@
 
 The hidden days' seeds come from the course secret and the student's identifier (as the
 capstone's do), so they appear nowhere a student can read, and differ between students.
+The rules asked for are no built-in policy's (a cap on evictions per tick; sparing batch
+jobs about to finish): the reference policies below, run by ``lanes.exercises.reference`` on
+the same days, give the rows a student's policy must equal.
 """
 
 import hashlib
 
 import lanes
 from grading.judge import Check, choice
-from grading.online import compare_on_days
+from grading.online import judge, source_text
+from lanes.exercises import reference
+from lanes.pool.protocol import Decision
 
-#: Hidden days per question.
+#: Hidden days per question, and how many hidden seeds are tried to find days that tell the
+#: rule from the built-in one.
 HIDDEN_DAYS = 2
+TRIES = 6
 
 
-def hidden_seeds(student: str, secret: str | None = None) -> tuple:
+def hidden_seeds(student: str, secret: str | None = None, count: int = HIDDEN_DAYS) -> tuple:
     """The seeds of the hidden days: from the course secret and the identifier, never the public seed.
 
     64-bit, so that a policy cannot find them by trying seeds against what it sees.
@@ -23,24 +30,103 @@ def hidden_seeds(student: str, secret: str | None = None) -> tuple:
 
     secret = course_secret() if secret is None else secret
     return tuple(int.from_bytes(hashlib.sha256(f"lanes-13/{secret}/{student}/{k}".encode()).digest()[:8], "big")
-                 for k in range(HIDDEN_DAYS))
+                 for k in range(count))
 
 
-def _days(v):
-    return [lanes.Scenario(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
-                           peak_rate=v.peak_rate, seed=seed) for seed in hidden_seeds(v.student)]
+def _row(day, rule):
+    return {k: x for k, x in reference.run(day, rule).items() if k != "policy"}
 
 
-def _checks(results):
-    return [Check(ok, message) for ok, message in results]
+def _days(v, rule, spec, **extensions):
+    """The first :data:`HIDDEN_DAYS` hidden days on which ``rule`` and the built-in ``spec`` give
+    different rows, so that the built-in rule's code, pasted, earns nothing on them (of at most
+    :data:`TRIES` days; days on which they agree fill up if too few differ)."""
+    days = [lanes.Scenario(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
+                           peak_rate=v.peak_rate, seed=seed) for seed in hidden_seeds(v.student, count=TRIES)]
+    differ = [d for d in days
+              if _row(d, rule) != {k: x for k, x in lanes.simulate(d, spec, **extensions).row().items() if k != "policy"}]
+    return (differ + [d for d in days if d not in differ])[:HIDDEN_DAYS]
+
+
+class CappedFloor:
+    """q1's rule: preemption with a batch floor and at most ``cap`` evictions per tick."""
+
+    def __init__(self, floor, cap):
+        self.floor, self.cap = floor, cap
+
+    def decide(self, obs):
+        free, n_batch, n_inter = obs.free, obs.n_batch, obs.n_interactive
+        evict = []
+        need = len(obs.waiting) - free
+        if need > 0:
+            batch = sorted((job for job in obs.running if job.kind == "batch"), key=lambda job: -job.start)
+            evict = [job.id for job in batch[: max(0, min(need, self.cap, n_batch - self.floor))]]
+            free += len(evict)
+            n_batch -= len(evict)
+        queue = list(reversed(evict)) + [job.id for job in obs.batch_queue[: obs.slots]]
+        batch_has_work = bool(queue) or n_batch > 0
+        start = []
+        for request in obs.waiting:
+            if free == 0 or (batch_has_work and n_inter >= obs.slots - self.floor):
+                break
+            start.append(request.id)
+            free -= 1
+            n_inter += 1
+        start += queue[:free]
+        return Decision(start=start, evict=evict)
+
+
+class AgingNearDone:
+    """q2's rule: preemption that spares batch jobs which waited over ``aging_s`` or end within ``near_s``."""
+
+    def __init__(self, aging_s, near_s):
+        self.aging_s, self.near_s = aging_s, near_s
+
+    def decide(self, obs):
+        free = obs.free
+        evict = []
+        need = len(obs.waiting) - free
+        if need > 0:
+            batch = [job for job in obs.running if job.kind == "batch"
+                     and job.waited_s <= self.aging_s and job.ends_at - obs.t > self.near_s]
+            batch.sort(key=lambda job: -job.start)
+            evict = [job.id for job in batch[:need]]
+            free += len(evict)
+        start = []
+        for request in obs.waiting:
+            if free == 0:
+                break
+            start.append(request.id)
+            free -= 1
+        queue = list(reversed(evict)) + [job.id for job in obs.batch_queue[:free]]
+        start += queue[:free]
+        return Decision(start=start, evict=evict)
+
+
+def compare_with(answer, days, rule) -> list[Check]:
+    """One check per hidden day: the judged policy's row equals the reference ``rule``'s row."""
+    source = source_text(answer)
+    out = []
+    for i, day in enumerate(days, 1):
+        verdict = judge(source, day)
+        if not verdict.ok:
+            out.append(Check(False, f"hidden day {i}: {verdict.reason}"))
+            continue
+        want = reference.run(day, rule)
+        same = {**verdict.row, "policy": want["policy"]} == want
+        out.append(Check(same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or "
+                         "batch output differ from the rule's"))
+    return out
 
 
 def q1(a, v):
-    return _checks(compare_on_days(a["q1_policy"], _days(v), "preempt", floor=v.floor))
+    rule = CappedFloor(v.floor, v.evict_cap)
+    return compare_with(a["q1_policy"], _days(v, rule, "preempt", floor=v.floor), rule)
 
 
 def q2(a, v):
-    return _checks(compare_on_days(a["q2_policy"], _days(v), "preempt", aging_s=v.aging_s))
+    rule = AgingNearDone(v.aging_s, v.near_s)
+    return compare_with(a["q2_policy"], _days(v, rule, "preempt", aging_s=v.aging_s), rule)
 
 
 def q3(a, v):

@@ -9,6 +9,7 @@ import hashlib
 from functools import lru_cache
 
 import lanes
+from grading.checks import all_of
 from grading.judge import Check, choice, equal
 
 #: Unseen seeds per student, and how many of them a criterion must hold on.
@@ -64,8 +65,14 @@ def simulate(v, seed, spec, **ext):
 
 
 @lru_cache(maxsize=None)
+def _run(v, seed, spec):
+    """(p99 wait, batch jobs done) of one run."""
+    r = simulate(v, seed, spec)
+    return r.p99_s, r.batch_done
+
+
 def _p99(v, seed, spec):
-    return simulate(v, seed, spec).p99_s
+    return _run(v, seed, spec)[0]
 
 
 @lru_cache(maxsize=None)
@@ -74,16 +81,23 @@ def min_reserve(v):
     return next(r for r in range(v.slots + 1) if _p99(v, v.seed, f"reserve:{r}") <= v.p99_target_s)
 
 
+# Each question is one criterion: a small whole number (R, or seeds met out of five) is shared by
+# many variants, the batch jobs done beside it are not.
 def q1(a, v):
-    return equal("q1_min_reserve", a["q1_min_reserve"], min_reserve(v),
-                 hint="plain reserve:R policies on your own seed, R = 0, 1, 2, ...")
+    r = min_reserve(v)
+    return all_of(equal("q1_min_reserve", a["q1_min_reserve"], r,
+                        hint="plain reserve:R policies on your own seed, R = 0, 1, 2, ..."),
+                  equal("q1_batch_done", a["q1_batch_done"], _run(v, v.seed, f"reserve:{r}")[1],
+                        hint="batch jobs done by the run at that R"))
 
 
 def q2(a, v):
     spec = f"reserve:{min_reserve(v)}"
-    met = sum(_p99(v, v.seed + k, spec) <= v.p99_target_s for k in range(1, NEXT_SEEDS + 1))
-    return equal("q2_seeds_met", a["q2_seeds_met"], met,
-                 hint="your q1 policy on the five seeds that follow yours, against the p99 target")
+    runs = [_run(v, v.seed + k, spec) for k in range(1, NEXT_SEEDS + 1)]
+    return all_of(equal("q2_seeds_met", a["q2_seeds_met"], sum(p99 <= v.p99_target_s for p99, _ in runs),
+                        hint="your q1 policy on the five seeds that follow yours, against the p99 target"),
+                  equal("q2_batch_done_total", a["q2_batch_done_total"], sum(done for _, done in runs),
+                        hint="batch jobs done by those five runs together"))
 
 
 def q3(a, v):

@@ -7,13 +7,13 @@ from lanes.exercises.spec import Question, SetSpec
 def draw(rng):
     lo = rng.choice((3, 4, 5, 6))
     return {
-        "rate_per_s": rng.choice((2.5, 3.5, 4.5, 5.5, 6.5)),
-        "hold_s": rng.choice((6, 7, 9, 11, 13)),
+        "rate_per_s": rng.randrange(200, 701) / 100,
+        "hold_s": rng.randrange(50, 141) / 10,
         "sim_rate_per_s": rng.choice((1.5, 2.5, 3.5, 4.5)),
         "sim_hold_s": rng.choice((5, 7, 8, 9, 11)),
         "seed": rng.randrange(1, 10**6),
-        "slots": rng.choice((80, 96, 112)),
-        "peak_rate": rng.choice((3.5, 4.5, 5.5)),
+        "slots": rng.randrange(64, 129, 4),
+        "peak_rate": rng.randrange(250, 601) / 100,
         "inter_service_s": (lo, lo + rng.choice((5, 7, 9))),
     }
 

@@ -5,11 +5,12 @@ from lanes.exercises.spec import Question, SetSpec
 
 
 def draw(rng):
+    lo = rng.randrange(40, 131, 5)
     return {
         "hours": rng.choice((2, 3)),
-        "slots": rng.choice((48, 56, 72)),
-        "peak_rate": rng.choice((3.0, 3.5, 4.0, 4.5)),
-        "batch_service_s": rng.choice(((45, 135), (90, 150), (120, 240), (75, 165))),
+        "slots": rng.randrange(40, 81, 2),
+        "peak_rate": rng.randrange(300, 461) / 100,
+        "batch_service_s": (lo, lo + rng.randrange(60, 151, 5)),
         "seed": rng.randrange(1, 10**6),
     }
 

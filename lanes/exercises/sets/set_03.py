@@ -5,11 +5,12 @@ from lanes.exercises.spec import Question, SetSpec
 
 
 def draw(rng):
+    lo, short = rng.randrange(60, 121, 5), rng.randrange(10, 21)
     return {
-        "slots": rng.choice((48, 64, 80)),
-        "peak_rate": rng.choice((3.5, 4.0, 4.5)),
-        "batch_service_s": rng.choice(((60, 180), (90, 210), (120, 240))),
-        "short_batch_service_s": rng.choice(((10, 30), (20, 40), (15, 45))),
+        "slots": rng.randrange(48, 81, 4),
+        "peak_rate": rng.randrange(350, 451) / 100,
+        "batch_service_s": (lo, lo + rng.randrange(90, 151, 5)),
+        "short_batch_service_s": (short, short + rng.randrange(15, 31)),
         "target_s": rng.choice((1, 2, 3)),
         "seed": rng.randrange(1, 10**6),
     }
@@ -18,8 +19,8 @@ def draw(rng):
 SPEC = SetSpec(
     slug="03_headroom",
     questions=(
-        Question("q1", 3, {"q1_reserve_long": Int(lo=0)}),
-        Question("q2", 3, {"q2_reserve_short": Int(lo=0)}),
+        Question("q1", 3, {"q1_reserve_long": Int(lo=0), "q1_batch_done": Int(lo=0)}),
+        Question("q2", 3, {"q2_reserve_short": Int(lo=0), "q2_mean_busy": Float(lo=0)}),
         Question("q3", 2, {"q3_util_short": Float(lo=0, hi=1)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
     ),

@@ -7,10 +7,10 @@ from lanes.pool.policies import DEFAULT_POLICIES
 
 def draw(rng):
     return {
-        "slots": rng.choice((48, 64, 80)),
-        "peak_rate": rng.choice((4.0, 4.5, 5.0)),
-        "preempt_cost_s": rng.choice((30, 45, 60, 90)),
-        "target_s": rng.choice((3, 4, 6, 8)),
+        "slots": rng.randrange(48, 81, 4),
+        "peak_rate": rng.randrange(400, 501) / 100,
+        "preempt_cost_s": rng.randrange(30, 91, 5),
+        "target_s": rng.choice((3, 4, 5, 6, 7, 8)),
         "seed": rng.randrange(1, 10**6),
     }
 
@@ -18,7 +18,7 @@ def draw(rng):
 SPEC = SetSpec(
     slug="04_preemption",
     questions=(
-        Question("q1", 3, {"q1_best_policy": Str(tuple(DEFAULT_POLICIES))}),
+        Question("q1", 3, {"q1_best_policy": Str(tuple(DEFAULT_POLICIES)), "q1_util": Float(lo=0, hi=1)}),
         Question("q2", 2, {"q2_batch_done": Int(lo=0)}),
         Question("q3", 2, {"q3_recompute_h": Float(lo=0)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),

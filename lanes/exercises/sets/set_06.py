@@ -12,37 +12,37 @@ def job_items(pool_slots, headroom_slots, item_s, deadline_h, factor):
 
 
 def draw(rng):
-    slots = rng.choice((6, 8, 10, 12))
-    lo = rng.choice((0.4, 0.5, 0.6))
-    hi = round(lo + rng.choice((0.8, 1.0, 1.2)), 1)
+    slots = rng.randrange(6, 15)
+    lo = rng.randrange(30, 71) / 100
+    hi = round(lo + rng.randrange(70, 131) / 100, 2)
     capacity = slots / ((lo + hi) / 2)
-    pool_slots = rng.choice((48, 64, 80))
-    headroom = rng.choice((4, 8, 12))
-    item_s = rng.choice((300.0, 450.0, 600.0))
-    deadline_h = rng.choice((26, 28, 30, 32, 36))
+    pool_slots = rng.randrange(48, 81, 4)
+    headroom = rng.randrange(4, 13)
+    item_s = float(rng.randrange(300, 601, 15))
+    deadline_h = rng.randrange(26, 37)
     return {
         "slots": slots,
         "service_s": (lo, hi),
-        "deadline_s": rng.choice((4.0, 5.0, 6.0)),
-        "base_rate_per_s": round(0.7 * capacity * 2) / 2,
-        "surge_rate_per_s": round(rng.choice((1.4, 1.6, 1.8)) * capacity * 2) / 2,
-        "surge_s": (60.0, 60.0 + rng.choice((90, 120, 150))),
-        "steady_rate_per_s": round(rng.choice((0.25, 0.3, 0.35)) * capacity, 1),
-        "flood_rate_per_s": round(rng.choice((3.0, 4.0)) * capacity, 1),
+        "deadline_s": rng.randrange(35, 71) / 10,
+        "base_rate_per_s": round(rng.uniform(0.6, 0.8) * capacity, 1),
+        "surge_rate_per_s": round(rng.uniform(1.4, 1.9) * capacity, 1),
+        "surge_s": (60.0, 60.0 + rng.randrange(90, 151, 5)),
+        "steady_rate_per_s": round(rng.uniform(0.25, 0.35) * capacity, 1),
+        "flood_rate_per_s": round(rng.uniform(3.0, 4.0) * capacity, 1),
         "seed": rng.randrange(1, 10**6),
         "pool_slots": pool_slots,
         "headroom_slots": headroom,
         "item_s": item_s,
         "job_deadline_h": deadline_h,
-        "job_items": job_items(pool_slots, headroom, item_s, deadline_h, rng.choice((1.3, 1.5, 1.7, 1.9))),
-        "safety": rng.choice((0.85, 0.9, 0.95)),
+        "job_items": job_items(pool_slots, headroom, item_s, deadline_h, rng.uniform(1.3, 1.9)),
+        "safety": rng.randrange(85, 96) / 100,
     }
 
 
 SPEC = SetSpec(
     slug="06_inside_the_lane",
     questions=(
-        Question("q1", 1, {"q1_queue_bound": Int(lo=0)}),
+        Question("q1", 1, {"q1_queue_bound": Int(lo=0), "q1_capacity_per_s": Float(lo=0)}),
         Question("q2", 2, {"q2_answered_late": Int(lo=0)}),
         Question("q3", 2, {"q3_goodput_gain": Float(lo=0)}),
         Question("q4", 2, {"q4_steady_saved": Int()}),

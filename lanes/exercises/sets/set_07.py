@@ -23,13 +23,13 @@ def _budget(max_batch, call_s, gap_s):
 
 
 def draw(rng):
-    max_batch = rng.choice((4, 6, 8, 10))
-    call_s = rng.choice((0.03, 0.04, 0.06, 0.08))
-    gap_s = rng.choice((0.005, 0.008, 0.012, 0.02))
+    max_batch = rng.randrange(3, 13)
+    call_s = rng.randrange(20, 101) / 1000
+    gap_s = rng.randrange(40, 251) / 10_000
     return {
-        "n": rng.choice((14, 18, 22, 26, 30)),
+        "n": rng.randrange(12, 41),
         "max_batch": max_batch,
-        "wait_s": rng.choice((0.1, 0.15, 0.25, 0.3)),
+        "wait_s": rng.randrange(50, 351, 5) / 1000,
         "call_s": call_s,
         "gap_s": gap_s,
         "max_calls": _budget(max_batch, call_s, gap_s),
@@ -42,7 +42,7 @@ SPEC = SetSpec(
         Question("q1", 3, {"q1_calls": Int(lo=1), "q1_total_no_wait_s": Float(lo=0),
                            "q1_total_wait_s": Float(lo=0)}),
         Question("q2", 3, {"q2_wait_s": Float(lo=0), "q2_latency_s": Float(lo=0)}),
-        Question("q3", 2, {"q3_typical_batch": Int(lo=1)}),
+        Question("q3", 2, {"q3_typical_batch": Int(lo=1), "q3_latency_s": Float(lo=0)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
     ),
     default={"n": 26, "max_batch": 6, "wait_s": 0.15, "call_s": 0.04, "gap_s": 0.008,

@@ -1,19 +1,26 @@
 """Set 08: the chains on memory and throughput."""
 
+import math
+
 from lanes.exercises.forms import Float, Int, Str
 from lanes.exercises.spec import Question, SetSpec
 
 
+def log_uniform(rng, lo, hi, step):
+    """A value between ``lo`` and ``hi``, as likely to double anywhere in the range, on a grid of ``step``."""
+    return max(lo, min(hi, round(math.exp(rng.uniform(math.log(lo), math.log(hi))) / step) * step))
+
+
 def draw(rng):
     return {
-        "rate_per_s": rng.choice((4, 5, 7, 8, 9)),
-        "ttft_s": rng.choice((0.3, 0.5, 0.6, 0.8)),
-        "output_tokens": rng.choice((200, 350, 450, 600, 750)),
-        "tpot_s": rng.choice((0.015, 0.02, 0.03, 0.035)),
-        "kv_tokens": rng.choice((900, 2400, 2800, 3600, 4200)),
-        "tpot_target_s": rng.choice((0.011, 0.013, 0.014, 0.016)),
-        "context_tokens": rng.choice((8192, 12288, 24576, 32768)),
-        "link_gbps": rng.choice((4, 6, 8, 12)),
+        "rate_per_s": rng.randrange(40, 91) / 10,
+        "ttft_s": rng.randrange(30, 81) / 100,
+        "output_tokens": rng.randrange(200, 751, 10),
+        "tpot_s": rng.randrange(150, 351) / 10_000,
+        "kv_tokens": log_uniform(rng, 900, 4800, 10),
+        "tpot_target_s": rng.randrange(110, 171) / 10_000,
+        "context_tokens": log_uniform(rng, 8192, 131072, 256),
+        "link_gbps": rng.randrange(20, 91) / 10,
     }
 
 

@@ -1,17 +1,24 @@
 """Set 09: the chains on latency and fairness."""
 
+import math
+
 from lanes.exercises.forms import Float, Int
+from lanes.exercises.sets.set_08 import log_uniform
 from lanes.exercises.spec import Question, SetSpec
 
 
 def draw(rng):
+    service_s = rng.randrange(20, 81) / 1000
+    rho = rng.uniform(0.3, 0.9)  # the knee the target puts the answer near
+    budget = log_uniform(rng, 1024, 8192, 64)
     return {
-        "long_prompt_tokens": rng.choice((24576, 40960, 49152, 81920)),
-        "service_s": rng.choice((0.03, 0.05, 0.06, 0.08)),
-        "p99_target_s": rng.choice((0.4, 0.6, 0.75, 0.9)),
-        "budget_tokens": rng.choice((2048, 3072, 6144, 12288)),
-        "b_input_tokens": rng.choice((1500, 2500, 3000, 6000)),
-        "b_output_tokens": rng.choice((250, 400, 600, 800)),
+        "long_prompt_tokens": log_uniform(rng, 16384, 131072, 256),
+        "service_s": service_s,
+        "p99_target_s": round(-math.log(0.01) * service_s / (1 - rho), 3),
+        "prompt_tokens": log_uniform(rng, 12 * budget, 120 * budget, 1024),
+        "budget_tokens": budget,
+        "b_input_tokens": log_uniform(rng, 1000, 8000, 50),
+        "b_output_tokens": log_uniform(rng, 200, 1000, 10),
     }
 
 
@@ -23,7 +30,7 @@ SPEC = SetSpec(
         Question("q3", 2, {"q3_chunks": Int(lo=1)}),
         Question("q4", 3, {"q4_rr_share_b": Float(lo=0, hi=1), "q4_share_shift": Float(lo=-1, hi=1)}),
     ),
-    default={"long_prompt_tokens": 49152, "service_s": 0.06, "p99_target_s": 0.75, "budget_tokens": 6144,
+    default={"long_prompt_tokens": 49152, "service_s": 0.06, "p99_target_s": 0.75, "prompt_tokens": 100_000, "budget_tokens": 6144,
              "b_input_tokens": 2500, "b_output_tokens": 600},
     draw=draw,
 )

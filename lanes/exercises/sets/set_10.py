@@ -7,18 +7,18 @@ from lanes.exercises.spec import Question, SetSpec
 def draw(rng):
     return {
         "hardware": rng.choice(("h100-sxm", "h200")),
-        "memory_fraction": rng.choice((0.80, 0.85, 0.88, 0.92, 0.95)),
+        "memory_fraction": rng.randrange(80, 96) / 100,
         "block_tokens": rng.choice((16, 32)),
-        "chat_rate_per_s": rng.choice((4.0, 4.5, 5.0)),
-        "chat_tokens": rng.choice((2000, 2500, 3000)),
-        "batch_tokens": rng.choice((32_000, 40_000, 48_000, 64_000)),
+        "chat_rate_per_s": rng.randrange(40, 51) / 10,
+        "chat_tokens": rng.randrange(2000, 3001, 100),
+        "batch_tokens": rng.randrange(32_000, 64_001, 2000),
         "kv_seed": rng.randrange(1, 10**6),
-        "prompt_tokens": rng.choice((16_384, 24_576, 40_960)),
-        "decoders": rng.choice((32, 48, 96)),
-        "decoder_context_tokens": rng.choice((1024, 4096, 8192)),
-        "budget_tokens": rng.choice((1024, 2048, 4096)),
-        "scattered_gb_per_s": rng.choice((2.5, 2.75, 3.0, 3.25, 3.75, 4.0, 4.5)),
-        "mfu": rng.choice((0.4, 0.45, 0.55, 0.6)),
+        "prompt_tokens": rng.randrange(16_384, 40_961, 1024),
+        "decoders": rng.randrange(32, 97, 4),
+        "decoder_context_tokens": rng.randrange(1024, 8193, 256),
+        "budget_tokens": rng.randrange(1024, 4097, 256),
+        "scattered_gb_per_s": rng.randrange(250, 451, 5) / 100,
+        "mfu": rng.randrange(40, 61) / 100,
     }
 
 
@@ -26,7 +26,7 @@ SPEC = SetSpec(
     slug="10_where_it_breaks",
     questions=(
         Question("q1", 1, {"q1_pool_blocks": Int(lo=1)}),
-        Question("q2", 2, {"q2_token_reserve": Int(lo=0)}),
+        Question("q2", 2, {"q2_token_reserve": Int(lo=0), "q2_mean_kv_used": Float(lo=0)}),
         Question("q3", 2, {"q3_worst_itl_ms": Float(lo=0)}),
         Question("q4", 2, {"q4_breakeven_tokens": Int(lo=1)}),
         Question("q5", 1, {"q5_choice": Choice("abcd")}),

@@ -1,9 +1,13 @@
 """Set 11: the model meets a GPU (measured H200 steps against the roofline and the calibrated model)."""
 
+from functools import lru_cache
+
 from lanes.exercises.forms import Choice, Float, Int
+from lanes.exercises.sets.set_08 import log_uniform
 from lanes.exercises.spec import Question, SetSpec
 
 
+@lru_cache(maxsize=1)
 def _decode_rows():
     from lanes.gpu import measured
 
@@ -12,15 +16,15 @@ def _decode_rows():
 
 def draw(rng):
     return {
-        "row": rng.choice(_decode_rows()),
-        "decode_batch": rng.choice((48, 96, 160, 320)),
-        "decode_context": rng.choice((1024, 3072, 6144)),
-        "chunk_tokens": rng.choice((256, 768, 1536)),
-        "chunk_prior": rng.choice((0, 4096, 12288)),
-        "tpot_ms": rng.choice((11, 13, 16, 20)),
-        "goodput_context": rng.choice((1024, 3072, 6144)),
+        "rows": tuple(sorted(rng.sample(_decode_rows(), 2))),
+        "decode_batch": rng.randrange(32, 321, 8),
+        "decode_context": rng.randrange(512, 8193, 256),
+        "chunk_tokens": rng.randrange(256, 2049, 64),
+        "chunk_prior": rng.randrange(0, 16385, 1024),
+        "tpot_ms": rng.randrange(100, 221) / 10,
+        "goodput_context": log_uniform(rng, 512, 16384, 128),
         "memory": rng.choice(("pinned", "pageable")),
-        "recompute_context": rng.choice((1024, 4096, 16384)),
+        "recompute_context": log_uniform(rng, 16384, 131072, 256),
     }
 
 
@@ -35,7 +39,7 @@ SPEC = SetSpec(
         Question("q6", 1, {"q6_choice": Choice("abcd")}),
     ),
     default={
-        "row": (16, 8192), "decode_batch": 160, "decode_context": 3072,
+        "rows": ((8, 4096), (16, 8192)), "decode_batch": 160, "decode_context": 3072,
         "chunk_tokens": 768, "chunk_prior": 4096, "tpot_ms": 13, "goodput_context": 3072,
         "memory": "pageable", "recompute_context": 16384,
     },

@@ -22,8 +22,8 @@ def draw(rng):
         "resample_seed": rng.randrange(1, 10**6),
         "start_s": start,
         "end_s": start + length,
-        "rate_factor": rng.choice((0.8, 1.25, 1.5)),
-        "slots": rng.choice((64, 80, 96)),
+        "rate_factor": rng.randrange(80, 151) / 100,
+        "slots": rng.randrange(64, 97, 4),
         "target_s": rng.choice((2, 3)),
     }
 
@@ -32,10 +32,10 @@ SPEC = SetSpec(
     slug="12_real_traffic",
     questions=(
         Question("q1", 2, {"q1_ratio_per_minute": Float(lo=0)}),
-        Question("q2", 2, {"q2_output_p99": Int(lo=1)}),
+        Question("q2", 2, {"q2_output_p99": Int(lo=1), "q2_output_mean": Float(lo=0)}),
         Question("q3", 2, {"q3_mean_busy": Float(lo=0)}),
-        Question("q4", 3, {"q4_reserve": Int(lo=0)}),
-        Question("q5", 2, {"q5_reserve_poisson": Int(lo=0)}),
+        Question("q4", 3, {"q4_reserve": Int(lo=0), "q4_batch_done": Int(lo=0)}),
+        Question("q5", 2, {"q5_reserve_poisson": Int(lo=0), "q5_batch_done": Int(lo=0)}),
         Question("q6", 1, {"q6_choice": Choice("abcd")}),
     ),
     default={"trace": "code", "resample_seed": 4242, "start_s": 700, "end_s": 2500,

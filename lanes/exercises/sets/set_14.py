@@ -97,8 +97,8 @@ def draw(rng):
 SPEC = SetSpec(
     slug="14_capstone",
     questions=(
-        Question("q1", 2, {"q1_min_reserve": Int(lo=0)}),
-        Question("q2", 1, {"q2_seeds_met": Int(lo=0, hi=5)}),
+        Question("q1", 2, {"q1_min_reserve": Int(lo=0), "q1_batch_done": Int(lo=0)}),
+        Question("q2", 1, {"q2_seeds_met": Int(lo=0, hi=5), "q2_batch_done_total": Int(lo=0)}),
         Question("q3", 1, {"q3_choice": Choice("abcd")}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
         Question("q5", 5, {
