@@ -88,7 +88,7 @@ def test_always_equal_answers_are_refused_with_the_expected_type(attack_run):
     sub = _by_name(attack_run[1])["attack_always_equal.ipynb"]
     msgs = " ".join(m for q in sub["questions"].values() for m in q["messages"])
     assert "should be a number, not AlwaysEqualFloat, a subclass of float" in msgs
-    assert "should be one letter" in msgs and "subclass of str" in msgs
+    assert "the label of one option" in msgs and "subclass of str" in msgs
 
 
 def test_echoed_files_were_unreachable_and_nothing_secret_is_reported(attack_run):

@@ -293,7 +293,7 @@ class TestSet13PastedCode:
     @staticmethod
     def _marked(lines: list[str]) -> list[str]:
         """Lines as ``source_of`` hands them in: each marked, so its indentation survives the form check."""
-        from grading.online import LINE_MARK
+        from lanes.exercises.source import LINE_MARK
 
         return [LINE_MARK + line for line in lines]
 

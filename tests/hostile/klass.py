@@ -122,8 +122,15 @@ def right_letter(login: str) -> str:
     return get_set(SLUG).variant(token(login)).shown_letter("q4_choice", _key_q4())
 
 
+def shown_labels(login: str) -> list[str]:
+    """The labels under which ``login``'s variant of set 01 shows q4's four options, in its order."""
+    from lanes.exercises import get_set
+
+    return [shown for shown, _ in get_set(SLUG).variant(token(login)).options("q4_choice")]
+
+
 def wrong_letter(login: str) -> str:
-    return next(x for x in "abcd" if x != right_letter(login))
+    return next(x for x in shown_labels(login) if x != right_letter(login))
 
 
 def with_cell(nb, source: str, *, replace_var: str | None = None):
@@ -430,10 +437,10 @@ def build(d: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     if not (subs / "alice" / MASTER.name).is_file():  # the classmate whose set 01 mallory and eve hand in
         put(honest("alice"), "alice")
     put(honest("peggy"), "peggy")
-    # best copy: four copies, one per letter; the latest (mtime) has a wrong letter
+    # best copy: four copies, one per option label; the latest (mtime) has a wrong one
     base = honest("dave")
     good = right_letter("dave")
-    for i, letter in enumerate(sorted("abcd", key=lambda x: x == good)[::-1]):  # the right one first (oldest)
+    for i, letter in enumerate(sorted(shown_labels("dave"), key=lambda x: x == good)[::-1]):  # the right one first
         p = subs / "dave" / f"{SLUG}-{letter}.ipynb"
         nbformat.write(with_cell(base, f"q4_choice = {letter!r}", replace_var="q4_choice"), p)
         os.utime(p, ns=(1_700_000_000_000_000_000 + i, 1_700_000_000_000_000_000 + i))

@@ -289,7 +289,7 @@ def preemption_cost_explorer(scenario: Any = None) -> Any:
         fig, (ax,) = figure_axes(1, (6, 3.0))
         ax.barh(list(costs), list(done.values()), color="#ff7f0e")
         for y, (k, v) in enumerate(done.items()):
-            ax.text(v, y, f" {costs[k]} slot-s", va="center", fontsize=8)
+            ax.text(v, y, f" {costs[k]} slot-s", va="center")
         ax.set_xlabel("batch jobs done under 'preempt'")
         rows = {f"{k} (slot-s per eviction)": v for k, v in costs.items()}
         return fig, rows
