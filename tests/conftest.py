@@ -127,15 +127,22 @@ TIMELINE = os.environ.get("LANES_TEST_TIMELINE")
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Record the test's span in LANES_TEST_TIMELINE (setup, call and teardown together)."""
+    """Record the test's span in LANES_TEST_TIMELINE (setup, call and teardown together), and
+    the CPU seconds it used: this process's, and its reaped child processes' (kernels, browsers,
+    grading boxes)."""
+    import resource
     import time
 
-    start = time.time()
+    def cpu() -> float:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, cpu0 = time.time(), cpu()
     yield
     if TIMELINE:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(TIMELINE, "a", encoding="utf-8") as f:
-            f.write(f"{worker}\t{start:.3f}\t{time.time():.3f}\t{item.nodeid}\n")
+            f.write(f"{worker}\t{start:.3f}\t{time.time():.3f}\t{item.nodeid}\t{cpu() - cpu0:.3f}\n")
 
 
 def _run_id() -> str | None:
