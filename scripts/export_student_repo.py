@@ -35,7 +35,7 @@ PRIVATE = (
     ".lanes-course-secret",
     # the grading package and what runs or tests it: a student's repository neither needs
     # nor runs it (the public checks are lanes.exercises'); tests that share files with the
-    # students' (tests/test_exercises.py, tests/test_sets_new.py) skip without solutions/
+    # students' (tests/exercises/test_exercises.py, tests/exercises/test_sets_new.py) skip without solutions/
     "grading",
     "scripts/grade.py",
     "scripts/bench_grading.py",
@@ -49,13 +49,13 @@ PRIVATE = (
     "tests/hostile/test_layouts.py",
     "tests/hostile/test_reading.py",
     "tests/lms_samples",
-    "tests/test_course_secret.py",
-    "tests/test_grading_class.py",
-    "tests/test_grading_robustness.py",
-    "tests/test_grading_units.py",
-    "tests/test_online_judge.py",
-    "tests/test_term.py",
-    "tests/test_workflow_grade_class.py",
+    "tests/grading/test_course_secret.py",
+    "tests/grading/test_grading_class.py",
+    "tests/grading/test_grading_robustness.py",
+    "tests/grading/test_grading_units.py",
+    "tests/grading/test_online_judge.py",
+    "tests/grading/test_term.py",
+    "tests/grading/test_workflow_grade_class.py",
 )
 
 #: Text that marks a master notebook (Otter Assign's solution markers).

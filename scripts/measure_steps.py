@@ -29,7 +29,7 @@ greedy argmax.  Decode steps replay as CUDA graphs (one eager row per
 the median of timed repetitions after warm-up, measured with CUDA events.
 
 Only :func:`main` and the ``_torch_*`` helpers import torch; the record
-builders are plain Python and tested without it (``tests/test_measured.py``).
+builders are plain Python and tested without it (``tests/gpu/test_measured.py``).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import subprocess
 
 import pytest
 
-#: Real-shaped LMS exports that tests/test_term.py grades: data, not notebooks for nbval.
+#: Real-shaped LMS exports that tests/grading/test_term.py grades: data, not notebooks for nbval.
 collect_ignore = ["lms_samples"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -42,17 +42,17 @@ BUILD_STAMP = ROOT / "_build" / ".built_site.run"
 #: long ones first keeps one worker from finishing a long file alone at the end.
 #: Names missing from the tree are ignored; files not named keep their order.
 LONGEST_FIRST = (
-    "tests/test_exercises.py",  # with the other graded-class files: SAME_WORKER below
-    "tests/test_online_judge.py",
-    "tests/test_site.py",
-    "tests/test_grading_class.py",
-    "tests/test_grading_robustness.py",
+    "tests/exercises/test_exercises.py",  # with the other graded-class files: SAME_WORKER below
+    "tests/grading/test_online_judge.py",
+    "tests/site/test_site.py",
+    "tests/grading/test_grading_class.py",
+    "tests/grading/test_grading_robustness.py",
     "tests/test_packaging.py",
     "tests/test_fuzz.py",
-    "tests/test_jupyterlab.py",
+    "tests/site/test_jupyterlab.py",
     "notebooks/05_starvation_and_aging.ipynb",
     "notebooks/10_where_it_breaks.ipynb",
-    "tests/test_sets_new.py",
+    "tests/exercises/test_sets_new.py",
     "notebooks/06_inside_the_lane.ipynb",
     "notebooks/02_why_priority_fails.ipynb",
 )
@@ -65,9 +65,9 @@ LONGEST_FIRST = (
 #: check looks only at its own temp dir and at the judge processes it started (or that
 #: were orphaned), never at a class another worker is grading.
 SAME_WORKER = {
-    "tests/test_exercises.py": "grading",
-    "tests/test_grading_class.py": "grading",
-    "tests/test_grading_robustness.py": "grading",
+    "tests/exercises/test_exercises.py": "grading",
+    "tests/grading/test_grading_class.py": "grading",
+    "tests/grading/test_grading_robustness.py": "grading",
 }
 
 

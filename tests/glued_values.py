@@ -4,7 +4,7 @@ Chapters glue each number their text shows (``lanes.prose.glue``) and keep the
 text as a template (``metadata.lanes.prose``) rendered from those values by
 ``scripts/run_notebooks.py`` (see ``scripts/prose_tools.py``). The claims tests
 compute each claim with ``lanes`` and check it against these values, and
-``tests/test_prose.py`` checks the text is the template rendered from them,
+``tests/chapters/test_prose.py`` checks the text is the template rendered from them,
 so the prose, the values and the tests cannot drift apart.
 """
 

@@ -477,7 +477,7 @@ def test_the_test_command_reports_an_empty_run_with_pytests_status(tmp_path):
 def _files_that_read_the_graded_class() -> set[str]:
     """Test files that use the session's ``graded_class`` fixture (tests/conftest.py)."""
     pattern = re.compile(r"\bgraded_class\b")
-    return {p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests").glob("test_*.py"))
+    return {p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests").rglob("test_*.py"))
             if p.name != Path(__file__).name and pattern.search(p.read_text(encoding="utf-8"))}
 
 
@@ -490,16 +490,16 @@ def test_the_parallel_run_keeps_each_file_whole_and_the_graded_class_files_toget
     script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
     assert "--dist loadfile" in script and "--no-loadscope-reorder" in script
     assert re.search(r"^pytest-xdist[<>=]", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M)
-    assert work_unit("tests/test_site.py::TestBuild::test_a") == work_unit("tests/test_site.py::test_b")
+    assert work_unit("tests/site/test_site.py::TestBuild::test_a") == work_unit("tests/site/test_site.py::test_b")
     assert work_unit("notebooks/01_x.ipynb::Cell 0") == work_unit("notebooks/01_x.ipynb::Cell 9")
-    assert work_unit("tests/test_site.py::test_b") != work_unit("tests/test_packaging.py::test_b")
+    assert work_unit("tests/site/test_site.py::test_b") != work_unit("tests/test_packaging.py::test_b")
     readers = _files_that_read_the_graded_class()
     # (test_grading_class.py stays in the instructor's repository: the student export drops it)
-    expected = {f for f in ("tests/test_exercises.py", "tests/test_grading_class.py") if (ROOT / f).is_file()}
-    assert "tests/test_exercises.py" in expected and expected <= readers, readers
+    expected = {f for f in ("tests/exercises/test_exercises.py", "tests/grading/test_grading_class.py") if (ROOT / f).is_file()}
+    assert "tests/exercises/test_exercises.py" in expected and expected <= readers, readers
     units = {work_unit(f"{f}::test") for f in readers}
     assert len(units) == 1, f"the graded class is read on different workers: {sorted(readers)}"
-    judge = (ROOT / "tests" / "test_online_judge.py").read_text(encoding="utf-8")
+    judge = (ROOT / "tests" / "grading" / "test_online_judge.py").read_text(encoding="utf-8")
     assert "tempfile.tempdir = " in judge and "_ours_or_orphaned" in judge
 
 

@@ -11,7 +11,7 @@ Jupyter Book 1 always loads sphinx-thebe, which adds its configuration script
 build reads them twice, so every page declared the constant twice and logged
 "Identifier 'THEBE_JS_URL' has already been declared".  The book launches no
 Thebe (``launch_buttons.thebe: false``), so this drops sphinx-thebe's scripts
-from every page.  ``tests/test_site.py`` fails on any JavaScript error.
+from every page.  ``tests/site/test_site.py`` fails on any JavaScript error.
 """
 
 from __future__ import annotations

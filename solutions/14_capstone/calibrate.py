@@ -11,7 +11,7 @@ the highest 10th-percentile batch output among those meeting the p99 target on a
 of the 12 validation seeds. The batch target a student must reach is 95% of that
 10th percentile, rounded down to tens (``batch_target``); ``FAMILY`` in
 ``lanes/exercises/sets/set_14.py`` holds the public part (scenario, p99 target, batch
-target) and ``tests/test_sets_new.py`` checks that the two files agree and that the
+target) and ``tests/exercises/test_sets_new.py`` checks that the two files agree and that the
 reference still meets both targets on the hidden seeds of sample students.
 """
 

@@ -3,15 +3,15 @@
 The class folder (a folder per login, a roster) holds, side by side:
 
 - **honest work**: every set's solution for ``alice``, ``bob`` and ``carol``, and every
-  untouched student notebook for ``ursula`` (``tests/test_exercises.py``);
+  untouched student notebook for ``ursula`` (``tests/exercises/test_exercises.py``);
 - **the hostile class** of issue 17 on set 01: a classmate's copy, invisible characters,
   four copies one per letter, another copy of the solutions on the disk, links, a FIFO,
   a root-only file, bad metadata, broken JSON, nbformat 3, survivors and SysV leftovers,
-  formula names, an unlisted folder (``tests/test_grading_class.py``);
+  formula names, an unlisted folder (``tests/grading/test_grading_class.py``);
 - **the notebook attacks** on set 01, all handed in by ``attacker`` (always-equal answers,
   monkeypatching the judge, fake otter scores, a detached writer, reading the master,
   echoing the tests and the key into a message, a NameError, terminal escapes, the
-  network), next to an honest renamed copy (``tests/test_grading_robustness.py``);
+  network), next to an honest renamed copy (``tests/grading/test_grading_robustness.py``);
 - **the class breakers** of issue 30, also the attacker's: answers nested 200,000 and 988
   deep, a box filled with 3,000 nested folders and with files, a hand-in 1,000 folders
   deep, and names with terminal escapes and with bytes that are not UTF-8 (``BREAKERS``,

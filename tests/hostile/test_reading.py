@@ -1,6 +1,6 @@
 """Reading what students hand in is bounded and iterative: no depth of JSON or folders stops it.
 
-Cheap checks of the pieces the class run relies on (``tests/test_grading_robustness.py``
+Cheap checks of the pieces the class run relies on (``tests/grading/test_grading_robustness.py``
 grades the same attacks in the class): JSON nested past Python's recursion limit, a folder
 tree deeper than a path may be long, names that are not text.
 """

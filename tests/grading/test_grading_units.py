@@ -27,7 +27,7 @@ SLUG = "01_slots_and_littles_law"
 SECRET_BYTES = "TOPSECRET-0xC0FFEE"
 
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _nb_json(**meta) -> str:
@@ -234,7 +234,7 @@ def test_options_must_belong_to_a_choice_answer():
 
 # --------------------------------------------------------------------------- the command's edges
 
-GRADE = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "grade.py"
+GRADE = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "grade.py"
 
 
 def _grade(*args, **env):
@@ -282,7 +282,7 @@ def test_merge_refuses_a_missing_shard(tmp_path):
 def test_the_grader_starts_without_otter_or_the_iri_grammars():
     """Every grading run starts grade.py and the judge: Otter and jsonschema's IRI grammars
     (rfc3987_syntax) would cost seconds each time; nbformat itself is needed."""
-    grade = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "grade.py"
+    grade = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "grade.py"
     code = (f"import runpy, sys; sys.argv = [{str(grade)!r}, '--help']\n"
             "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('nbformat', 'otter', 'lark') if m in sys.modules))")
@@ -320,7 +320,7 @@ def test_grading_is_its_own_package_that_a_students_install_and_repository_leave
         import export_student_repo as export
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    assert all(export.is_private(p) for p in ("grading/classroom.py", "scripts/grade.py", "tests/test_term.py"))
+    assert all(export.is_private(p) for p in ("grading/classroom.py", "scripts/grade.py", "tests/grading/test_term.py"))
     assert not export.is_private("lanes/exercises/source.py")
     private = []
     for p in [*sorted((ROOT / "grading").glob("*.py")), *(ROOT / "scripts").glob("grade.py"),

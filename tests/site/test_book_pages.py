@@ -19,7 +19,7 @@ import pytest
 
 import lanes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SVG = ROOT / "book" / "images" / "system.svg"
 BOOK = ROOT / "book"
 
@@ -105,7 +105,7 @@ _SMALL_TEXT = re.compile(
 
 
 def test_no_figure_text_is_set_below_the_10_point_default():
-    """The figures' labels stay at least 10 pt, the size tests/test_site.py's phone crawl
+    """The figures' labels stay at least 10 pt, the size tests/site/test_site.py's phone crawl
     measures them at (``LABEL_PX``): no ``fontsize`` under 10 and no change of the default
     size in the plotting modules (``plots.py``, or a ``display`` package if they move)."""
     files = sorted(f for f in (ROOT / "lanes").rglob("*.py") if f.name == "plots.py" or "display" in f.parts)

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 HTML_DIR = ROOT / "_build" / "html"
 SCREENSHOT_DIR = ROOT / "artifacts" / "screenshots"
 SCREENSHOT_PAGE = "notebooks/01_slots_and_littles_law.html"

@@ -17,7 +17,7 @@ import pytest
 
 from scripts import prose_tools as prose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 #: Chapters whose owners have still to fix what the check finds (the lead removes

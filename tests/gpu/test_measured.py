@@ -520,7 +520,7 @@ class TestMeasurementScript:
         import importlib.util
         from pathlib import Path
 
-        path = Path(__file__).resolve().parents[1] / "scripts" / "measure_steps.py"
+        path = Path(__file__).resolve().parents[2] / "scripts" / "measure_steps.py"
         spec = importlib.util.spec_from_file_location("measure_steps", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -19,7 +19,7 @@ from lanes.exercises import get_set
 from lanes.exercises.source import source_of
 from strategies import scenarios
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 SLUG = "13_write_a_scheduler"
 MASTER = SOLUTIONS / SLUG / f"{SLUG}.ipynb"

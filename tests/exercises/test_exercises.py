@@ -25,7 +25,7 @@ from hostile import klass
 from lanes.exercises.variants import TEST_SECRET, student_token
 from lanes.exercises import Choice, Float, FormError, Int, Seq, Str, all_sets, get_set, public_check, to_plain, variant
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 NOTEBOOKS = ROOT / "notebooks"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS_DIR = ROOT.parent / "shared" / "seeds"
 RUN = 8
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")

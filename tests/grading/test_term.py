@@ -25,7 +25,7 @@ from grading.gradebook import merge, report, write_feedback, write_gradebook
 from grading.lms import Exports, copy_number
 from grading.roster import load_roster
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "lms_samples"
 GRADE = ROOT / "scripts" / "grade.py"
 SLUG = "01_slots_and_littles_law"

@@ -149,7 +149,7 @@ class TestWhatASavedNotebookKeeps:
         from jupyter_server.extension.utils import get_loader, get_metadata
         from jupyter_server.services.contents.filemanager import FileContentsManager
 
-        root = pathlib.Path(__file__).resolve().parents[1]
+        root = pathlib.Path(__file__).resolve().parents[2]
         installed = json.loads((root / "lanes" / "display" / "server_config" / "lanes.json").read_text())
         assert installed == {"ServerApp": {"jpserver_extensions": {"lanes.display.savehook": True}}}
         module, points = get_metadata("lanes.display.savehook")
@@ -172,7 +172,7 @@ class TestWhatASavedNotebookKeeps:
         import sys
         import zipfile
 
-        root = pathlib.Path(__file__).resolve().parents[1]
+        root = pathlib.Path(__file__).resolve().parents[2]
         build = ("import sys; from setuptools import build_meta; "
                  "print(build_meta.build_editable(sys.argv[1], {'editable_mode': 'compat'}))")
         proc = subprocess.run([sys.executable, "-c", build, str(tmp_path)], cwd=root,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "book" / "references.md").read_text(encoding="utf-8")
 
 #: Work the chapters use or imply, with a phrase its entry must hold.

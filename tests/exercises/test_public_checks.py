@@ -10,7 +10,7 @@ import pytest
 
 from lanes.exercises import public
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SET = "03_headroom"
 SET_DIR = ROOT / "exercises" / SET
 

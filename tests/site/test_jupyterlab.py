@@ -25,7 +25,7 @@ notebooks with JupyterLab's own commands, as the menus do.
 
 Playwright's own browser download does not work here: this drives Debian's
 Chromium at ``/usr/bin/chromium`` (or ``$LANES_CHROMIUM``), as
-``tests/test_site.py`` does; the tests fail, never skip, when it is missing.
+``tests/site/test_site.py`` does; the tests fail, never skip, when it is missing.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 #: The exercise set opened and saved (any set would do: they are made alike).
 EXERCISE_SET = "03_headroom"

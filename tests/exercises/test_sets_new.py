@@ -2,7 +2,7 @@
 
 Fast checks, in-process: the solution code of each master is executed for a few student
 identifiers and judged with the set's answer key (the sandboxed grader is exercised in
-``tests/test_exercises.py``). The capstone's feasibility over many identifiers is checked
+``tests/exercises/test_exercises.py``). The capstone's feasibility over many identifiers is checked
 against its calibration (``solutions/14_capstone/reference.json``) and by simulating the
 reference configuration on the hidden seeds of sample students.
 """
@@ -24,7 +24,7 @@ from lanes.exercises.registry import get_set
 judge = pytest.importorskip("grading.judge", reason="the grading package is the instructor's (student repository)")
 grade_answers, load_key = judge.grade_answers, judge.load_key
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 SETS = ("06_inside_the_lane", "10_where_it_breaks", "11_measured_gpu", "14_capstone")
 

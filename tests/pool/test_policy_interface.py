@@ -13,7 +13,7 @@ from lanes.pool.protocol import (INTERACTIVE, RULES, Board, Decision, DecisionEr
                                  load_policy, load_policy_file, student_scheduler)
 from strategies import runs, scenarios
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "policies"
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import lanes
 
-SEED_DOC = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_d8ef3ce34be3f789.txt"
+SEED_DOC = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000_d8ef3ce34be3f789.txt"
 
 CASES = [
     dict(slots=16, hours=1, backlog=300, batch=(60, 180), inter=(4, 12), rates=(2.0, 5.0), cost=15, seed=3),

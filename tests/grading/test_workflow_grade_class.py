@@ -26,7 +26,7 @@ import tempfile
 import pytest
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "grade-class.yml"
 SLUG = "01_slots_and_littles_law"
 SECRET = "c0ffee" * 11  # a course secret of the right shape (not the test suite's public one)

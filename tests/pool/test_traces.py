@@ -19,7 +19,7 @@ from lanes.gpu.steps import simulate as simulate_steps
 from lanes.exercises import reference as reference_pool
 from lanes.pool import traces as tr
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

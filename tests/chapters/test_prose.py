@@ -17,7 +17,7 @@ import pytest
 
 from scripts import prose_tools as prose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
