@@ -26,8 +26,9 @@ _MODULES = {
     "pool.scenario": "Scenario",
     "pool.policies": "Policy parse_policy parse_policies DEFAULT_POLICIES VICTIMS",
     "pool.arrivals": "ArrivalStream draw_stream rate_per_s",
-    "pool.engine": "simulate run_table",
-    "pool.results": "SlotPoolResult PolicyTable LATE_AFTER_S",
+    "pool.engine": "simulate",
+    "pool.table": "run_table PolicyTable",
+    "pool.results": "SlotPoolResult LATE_AFTER_S",
     "pool.sweep": "sweep_scenarios",
     "pool.littles": "busy_slots slot_budget poisson_tail poisson_quantile batch_trickle_interval_s headroom_slots",
     "pool.erlang": "erlang_b erlang_c mmc_mean_wait_s mmc_wait_tail halfin_whitt_beta sqrt_staffing servers_for_wait"

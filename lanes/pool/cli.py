@@ -12,9 +12,8 @@ import argparse
 
 from .. import _checks
 from .policies import DEFAULT_POLICIES, VICTIMS, parse_policies
-from .results import PolicyTable
 from .scenario import Scenario
-from .engine import run_table
+from .table import PolicyTable, run_table
 from . import traces
 
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
-from .policies import DEFAULT_POLICIES, Policy, parse_policies, parse_policy
-from .results import PolicyTable, SlotPoolResult
+from .policies import Policy, parse_policy
+from .results import SlotPoolResult
 from .scenario import Scenario
 
 # Fields of a running batch job's record: [id, start, waited, end] (times in clock units).
@@ -69,27 +69,6 @@ def simulate(
     """
     scenario = _scenario(scenario)
     return _run(scenario, _policy(policy, extensions, scenario), _stream(scenario, stream))
-
-
-def run_table(
-    scenario: Scenario | None = None,
-    policies: Any = DEFAULT_POLICIES,
-    *,
-    stream: ArrivalStream | None = None,
-    **extensions: object,
-) -> PolicyTable:
-    """Run several policies on one scenario and its one set of draws (the anchor table by default).
-
-    ``policies`` is a sequence of what :func:`simulate` takes, or a
-    comma-separated string of specs.
-    """
-    scenario = _scenario(scenario)
-    if isinstance(policies, str):
-        policies = parse_policies(policies)
-    items = _checks.sequence("policies", policies, what="policy specs", min_len=1)
-    rules = [_policy(p, extensions, scenario) for p in items]
-    stream = _stream(scenario, stream)
-    return PolicyTable(scenario, tuple(_run(scenario, r, stream) for r in rules))
 
 
 def _scenario(scenario: object) -> Scenario:
