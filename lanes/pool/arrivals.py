@@ -143,29 +143,18 @@ def _draw(seed, seconds, backlog, batch_service_s, inter_service_s, trough_rate,
     rng = random.Random(seed)
     uniform, randint = rng.random, rng.randint
     jobs = tuple(randint(*batch_service_s) for _ in range(backlog))
+    lo, hi = inter_service_s
+    offset = random.Random(f"offsets {seed}").random  # where each arrival falls in its second: its own generator
     when: list[int] = []
     holds: list[int] = []
+    offsets: list[float] = []
     for t in range(seconds):
         k = _poisson(_rate(trough_rate, peak_rate, seconds, t), uniform())
         if k:
             when += [t] * k
-            holds += [randint(*inter_service_s) for _ in range(k)]
-    return ArrivalStream(jobs, tuple(when), tuple(holds), _offsets(f"offsets {seed}", when), seconds)
-
-
-def _offsets(seed: str, when: list[int]) -> tuple[float, ...]:
-    """Sorted uniform offsets in [0, 1) for each second's arrivals, from their own generator."""
-    uniform = random.Random(seed).random
-    out = [uniform() for _ in when]
-    i, n = 0, len(when)
-    while i < n:  # sort each second's offsets
-        j = i + 1
-        while j < n and when[j] == when[i]:
-            j += 1
-        if j - i > 1:
-            out[i:j] = sorted(out[i:j])
-        i = j
-    return tuple(out)
+            holds += [randint(lo, hi) for _ in range(k)]
+            offsets += sorted([offset() for _ in range(k)])
+    return ArrivalStream(jobs, tuple(when), tuple(holds), tuple(offsets), seconds)
 
 
 draw_stream.cache_clear = _draw.cache_clear  # type: ignore[attr-defined]

@@ -31,7 +31,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from heapq import heappop, heappush
-from itertools import islice, repeat
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from .. import _checks
@@ -141,8 +142,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     queue = deque(zip(range(B), left, repeat(0), repeat(0)))  # batch jobs queued: (id, left, waited, since)
     batch: dict[int, list] = {}  # running batch jobs, id -> [id, start, waited, end], in the order they took slots
     n_inter = 0  # running interactive requests
-    ends: dict = {}  # instant -> [requests whose slot time ends then (a count), ids of batch jobs ending then...]
-    instants = [end_of_day]  # heap of the instants in ``ends``, those a batch job comes of age (min_run), the end
+    freed: dict = {}  # instant -> how many interactive requests end then
+    ending: dict = {}  # instant -> ids of the batch jobs (and, for a student's scheduler, requests) ending then
+    instants = [end_of_day]  # heap of the instants in ``freed`` and ``ending``, those a batch job comes of age
     waits = [-1] * n_arrivals  # each request's wait, clock units (-1: never admitted)
     log: list[tuple] = []  # per instant: (t, interactive busy, batch busy, batch done, evicted, batch started, interactive done)
     done = evicted_total = batch_started = inter_done = 0
@@ -150,21 +152,20 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     t = i = 0  # the instant; the next arrival
     while t < end_of_day:
         # 1. Arrivals join the interactive queue.
-        first = i
-        while seen[i] <= t:
-            i += 1
+        first, i = i, bisect_right(seen, t, i)
         if not builtin:
             for k in range(first, i):
                 board.add_request(to_s(seen[k]))  # its id is B + k
         # 2. Completions free their slots (an evicted batch job's old end is skipped).
         while instants[0] <= t:
             heappop(instants)
-        ending = ends.pop(t, None)
-        if ending is not None:
-            n_inter -= ending[0]
-            inter_done += ending[0]
+        k = freed.pop(t, 0)
+        n_inter -= k
+        inter_done += k
+        ids = ending.pop(t, None)
+        if ids is not None:
             finished = []
-            for job_id in islice(ending, 1, None):
+            for job_id in ids:
                 if job_id >= B:  # a request: listed for a student's scheduler only
                     finished.append(job_id)
                 elif (job := batch.get(job_id)) is not None and job[END] == t:
@@ -229,21 +230,21 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         for j in requests:
             waits[j] = t - seen[j]
             end = t + hold[j]
-            if end in ends:
-                ends[end][0] += 1
-            else:
-                ends[end] = [1]
+            k = freed.get(end, 0)
+            if not k:
                 heappush(instants, end)
-            if not builtin:
-                ends[end].append(B + j)
+            freed[end] = k + 1
+        if not builtin:  # a student's scheduler is told which requests end
+            for j in requests:
+                ending.setdefault(t + hold[j], []).append(B + j)
         n_inter += len(requests)
         for job_id, left, waited, since in jobs:  # in clock units
             end = t + left
             batch[job_id] = [job_id, t, waited + t - since, end]
-            if end in ends:
-                ends[end].append(job_id)
+            if end in ending:
+                ending[end].append(job_id)
             else:
-                ends[end] = [0, job_id]
+                ending[end] = [job_id]
                 heappush(instants, end)
             if wake:
                 heappush(instants, t + min_run)
@@ -292,20 +293,19 @@ def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging, promote=
     ``youngest`` evicts the latest start first (it has lost the least work),
     else the job with the most work left; ties go in the order jobs took slots.
     """
-    def ok(job: list) -> bool:
-        return (t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
-                and (promote is None or job[WAITED] < promote))
-
+    jobs = batch.values()  # in the order they took slots, so by start
+    if min_run or aging is not None or promote is not None:
+        jobs = [job for job in jobs if t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+                and (promote is None or job[WAITED] < promote)]
     if not youngest:
-        return sorted(filter(ok, batch.values()), key=lambda job: -job[END])[:take]
+        return sorted(jobs, key=lambda job: -job[END])[:take]
     found: list = []  # the youngest first: walk back from the latest start, a whole start group at a time
-    for job in reversed(batch.values()):
-        if ok(job):
-            if len(found) >= take and job[START] != found[-1][START]:
-                break
-            found.append(job)
-    found.reverse()
-    found.sort(key=lambda job: -job[START])
+    for job in reversed(jobs):
+        if len(found) >= take and job[START] != found[-1][START]:
+            break
+        found.append(job)
+    found.reverse()  # each start group in the order its jobs took slots, then the latest group first
+    found.sort(key=itemgetter(START), reverse=True)
     return found[:take]
 
 
