@@ -45,13 +45,8 @@ from .scenario import Scenario
 ID, START, WAITED, END = range(4)
 
 
-def simulate(
-    scenario: Scenario | None = None,
-    policy: Any = "priority",
-    *,
-    stream: ArrivalStream | None = None,
-    **extensions: object,
-) -> SlotPoolResult:
+def simulate(scenario: Scenario | None = None, policy: Any = "priority", *, stream: ArrivalStream | None = None,
+             **extensions: object) -> SlotPoolResult:
     """Run one policy on one scenario.
 
     Parameters
@@ -68,40 +63,24 @@ def simulate(
     **extensions
         Built-in policies only: ``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``.
     """
-    scenario = _scenario(scenario)
-    return _run(scenario, _policy(policy, extensions, scenario), _stream(scenario, stream))
-
-
-def _scenario(scenario: object) -> Scenario:
-    return Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
-
-
-def _policy(policy: object, extensions: dict, scenario: Scenario) -> Any:
-    """A built-in :class:`Policy` (checked to fit the pool), or a student's scheduler."""
+    sc = Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
     if isinstance(policy, (str, Policy)):
-        pol = parse_policy(policy, **extensions)
-        pol.check_fits(scenario.slots)
-        return pol
-    if extensions:
+        policy = parse_policy(policy, **extensions)
+        policy.check_fits(sc.slots)
+    elif extensions:
         raise ValueError(f"extensions ({', '.join(extensions)}) apply to built-in policies only, not to a scheduler")
-    from .protocol import student_scheduler  # the interface, loaded only for a student's scheduler
+    else:
+        from .protocol import student_scheduler  # the interface, loaded only for a student's scheduler
 
-    return student_scheduler(policy)
-
-
-def _stream(scenario: Scenario, stream: object) -> ArrivalStream:
-    """The scenario's draws, or ``stream`` if it fits the scenario's window and backlog."""
+        policy = student_scheduler(policy)
     if stream is None:
-        return draw_stream(scenario)
+        return _run(sc, policy, draw_stream(sc))
     _checks.instance("stream", stream, ArrivalStream)
-    last = stream.arrival_tick[-1] if stream.arrival_tick else -1  # type: ignore[attr-defined]
-    n_jobs = len(stream.batch_service_s)  # type: ignore[attr-defined]
-    if last >= scenario.ticks or n_jobs != scenario.backlog:
-        raise ValueError(
-            f"stream must be drawn for this scenario: arrivals within {scenario.ticks} s and a backlog of "
-            f"{scenario.backlog} (got an arrival at {last} s and {n_jobs} backlog jobs)"
-        )
-    return stream  # type: ignore[return-value]
+    last = stream.arrival_tick[-1] if stream.arrival_tick else -1
+    if last >= sc.ticks or len(stream.batch_service_s) != sc.backlog:
+        raise ValueError(f"stream must be drawn for this scenario: arrivals within {sc.ticks} s and a backlog of "
+                         f"{sc.backlog} (got an arrival at {last} s and {len(stream.batch_service_s)} backlog jobs)")
+    return _run(sc, policy, stream)
 
 
 def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
@@ -110,15 +89,11 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     to_s = (lambda x: x) if per_s == 1 else (lambda x: x / per_s)
     end_of_day = sc.ticks * per_s
     B, slots, cost = sc.backlog, sc.slots, sc.preempt_cost_s * per_s
-    if sc.tick_s == 1:
-        seen = stream.arrival_tick
-    elif sc.tick_s:
-        seen = [t * per_s + int(u * per_s) for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
-    else:
-        seen = [t + u for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
+    seen = list(stream.arrival_tick) if sc.tick_s == 1 else [  # the instant each request is first seen
+        t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
     hold = stream.inter_service_s if per_s == 1 else [s * per_s for s in stream.inter_service_s]
     n_arrivals = len(seen)
-    seen = [*seen, end_of_day]  # a last "arrival" at the end of the day ends the loop
+    seen.append(end_of_day)  # a last "arrival" at the end of the day ends the loop
 
     builtin = isinstance(rule, Policy)
     if builtin:

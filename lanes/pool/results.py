@@ -1,7 +1,5 @@
-"""Results of the slot-pool simulator: the table's figures, and series over the day.
-
-The figures are fields; series are computed on first use from the run's log
-(one entry per scheduling instant).  ``to_frame`` methods import pandas inside.
+"""Results of the slot-pool simulator: the table's figures, and series over the day computed on first
+use from the run's log (one entry per scheduling instant).  ``to_frame`` methods import pandas inside.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ def percentile(sorted_waits: list | tuple, q: float) -> float:
     return sorted_waits[min(n - 1, int(q * n))] if n else -1
 
 
-def summary(waits: list) -> dict[str, Any]:
+def _summary(waits: list) -> dict[str, Any]:
     """``n``, ``p50``, ``p99``, ``max`` and ``late`` (the fraction over :data:`LATE_AFTER_S`) of sorted waits."""
     n = len(waits)
     late = (n - bisect_right(waits, LATE_AFTER_S)) / max(1, n)
@@ -42,26 +40,15 @@ def summary(waits: list) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SlotPoolResult:
-    """One policy run on one scenario.
+    """One policy run on one scenario: the table's figures as fields, series over the day on first use.
 
-    Attributes
-    ----------
-    scenario : Scenario
-    policy : Policy or scheduler
-        What ran: a built-in :class:`Policy` or a student's scheduler.
-    p50_s, p99_s, max_s : float
-        Interactive queue wait percentiles and maximum, seconds (-1 when no
-        request was admitted); whole seconds (int) on the 1 s clock.
-    late_fraction : float
-        Fraction of admitted requests that waited more than :data:`LATE_AFTER_S`.
-    batch_done, preempted : int
-        Batch jobs completed within the window; batch evictions.
-    util : float
-        Mean fraction of slots busy over the window.
-    n_interactive, n_arrivals : int
-        Interactive requests admitted to a slot, and arrived.
-    batch_queued : int
-        Batch jobs still queued (not in a slot) at the end.
+    ``policy`` is what ran (a :class:`Policy` or a student's scheduler).  ``p50_s``, ``p99_s``,
+    ``max_s``: interactive queue wait percentiles and maximum, seconds (whole seconds on the 1 s
+    clock; -1 when no request was admitted); ``late_fraction``: the fraction of admitted requests
+    that waited more than :data:`LATE_AFTER_S`.  ``batch_done``: batch jobs completed within the
+    window; ``preempted``: evictions; ``util``: mean fraction of slots busy; ``n_interactive``,
+    ``n_arrivals``: requests admitted to a slot, and arrived; ``batch_queued``: batch jobs still
+    queued (not in a slot) at the end.
     """
 
     scenario: Scenario
@@ -87,7 +74,7 @@ class SlotPoolResult:
         """Summarise a run: ``waits`` per arrival in seconds (-1: never admitted), the engine's log, and
         the counts ``batch_done``, ``preempted``, ``util`` and ``batch_queued``."""
         admitted = sorted(waits)
-        s = summary(admitted[bisect_right(admitted, -1):])
+        s = _summary(admitted[bisect_right(admitted, -1):])
         return cls(scenario, policy, s["p50"], s["p99"], s["max"], s["late"], n_interactive=s["n"],
                    n_arrivals=stream.n_arrivals, _waits=waits, _stream=stream, _log=log, _per_s=per_s, **counts)
 
@@ -115,12 +102,11 @@ class SlotPoolResult:
 
     # --- series over the day, one entry per whole second ------------------------------
     def _sample(self, column: int, before_next: bool) -> tuple:
-        """The log's ``column`` in force at each whole second s: from its last entry at or before s (or,
-        with ``before_next``, before s + 1, to count what happened during the second)."""
+        """The log's ``column`` at each whole second s: from its last entry at or before s (or, with
+        ``before_next``, before s + 1, to count what happened during the second)."""
         log, per_s, out, k = self._log, self._per_s, [], -1
-        shift = per_s if before_next else 0
         for s in range(self.scenario.ticks):
-            while k + 1 < len(log) and (log[k + 1][0] < s * per_s + shift if before_next else log[k + 1][0] <= s * per_s):
+            while k + 1 < len(log) and (log[k + 1][0] < (s + 1) * per_s if before_next else log[k + 1][0] <= s * per_s):
                 k += 1
             out.append(log[k][column] if k >= 0 else 0)
         return tuple(out)
@@ -190,7 +176,7 @@ class SlotPoolResult:
 
     def window(self, t0: float, t1: float) -> dict[str, float]:
         """n, p50, p99, max wait and late fraction for arrivals in ``[t0, t1)`` seconds."""
-        return summary(sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1))
+        return _summary(sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1))
 
     def batch_done_by(self, t: float) -> int:
         """Batch jobs completed before second ``t`` (a deadline in seconds)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
 from .engine import simulate
-from .policies import DEFAULT_POLICIES, parse_policies
+from .policies import DEFAULT_POLICIES, Policy, parse_policy
 from .results import SlotPoolResult
 from .scenario import Scenario
 
@@ -36,6 +36,16 @@ def run_table(
     items = _checks.sequence("policies", policies, what="policy specs", min_len=1)
     stream = draw_stream(scenario) if stream is None else stream
     return PolicyTable(scenario, tuple(simulate(scenario, p, stream=stream, **extensions) for p in items))
+
+
+def parse_policies(specs: str, **extensions: object) -> tuple[Policy, ...]:
+    """Parse a comma-separated list of specs, such as the CLI's ``--policies``."""
+    if not isinstance(specs, str):
+        raise ValueError(f"policies must be a comma-separated string of specs (got {_checks.show(specs)})")
+    parts = [p for p in (s.strip() for s in specs.split(",")) if p]
+    if not parts:
+        raise ValueError(f"policies must list at least one policy, e.g. {','.join(DEFAULT_POLICIES)}")
+    return tuple(parse_policy(p, **extensions) for p in parts)
 
 
 @dataclass(frozen=True)
