@@ -115,7 +115,7 @@ EXCLUDED = {
     "lanes.lane.jobstore.JobStore": "an SQLite store driven by simulate_batch_lane; fuzzed through it",
     "lanes.lane.jobstore.ProviderBatchAPI": "a stand-in provider driven by simulate_batch_lane; fuzzed through it",
     "lanes.gpu.calibration.StepModel": "fitted coefficients made by fit_step_model; fuzzed through it",
-    "lanes.pool.sweep.progress_enabled": "reads the environment for a progress bar",
+    "lanes.display.progress.progress_enabled": "reads the environment for a progress line",
     # pandas helpers over a frame a sweep returned
     "lanes.pool.sweep.spread": "groups a sweep's pandas frame; fuzzed through the sweeps",
     "lanes.pool.sweep.seeds_meeting": "groups a sweep's pandas frame; fuzzed through the sweeps",
