@@ -127,7 +127,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     t = i = 0  # the instant; the next arrival
     while t < end_of_day:
         # 1. Arrivals join the interactive queue.
-        first, i = i, bisect_right(seen, t, i)
+        first = i
+        while seen[i] <= t:
+            i += 1
         if not builtin:
             for k in range(first, i):
                 board.add_request(to_s(seen[k]))  # its id is B + k
