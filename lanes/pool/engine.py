@@ -236,18 +236,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             t = last + 1
         area += (n_inter + len(batch)) * (t - last)
 
-    return SlotPoolResult.from_run(
-        scenario=sc,
-        policy=rule,
-        stream=stream,
-        waits=waits if per_s == 1 else [w if w < 0 else w / per_s for w in waits],
-        batch_done=done,
-        preempted=evicted_total,
-        util=area / (end_of_day * slots),
-        batch_queued=len(queue),
-        log=log,
-        per_s=per_s,
-    )
+    waits = waits if per_s == 1 else [w if w < 0 else w / per_s for w in waits]  # in seconds
+    return SlotPoolResult.from_run(sc, rule, stream, waits, log, per_s, batch_done=done, preempted=evicted_total,
+                                   util=area / (end_of_day * slots), batch_queued=len(queue))
 
 
 def _outranking(head: int, i: int, seen: list, queue: deque, promote) -> int:
