@@ -1,8 +1,8 @@
 """The online judge: a student's scheduler run tick by tick by a simulator that trusts nothing.
 
 The judge (this process) owns the clock, the hidden scenario and every piece
-of bookkeeping: it runs the reference simulator (:mod:`lanes.exercises.reference`)
-and computes every metric itself.  The student's scheduler runs in a child
+of bookkeeping: it runs the day in the engine's one loop (:func:`lanes.simulate`),
+with the student's policy as its scheduler, and computes every metric itself.  The student's scheduler runs in a child
 process, in the grading sandbox (:mod:`grading.sandbox`), and sees
 only what the judge tells it over a pipe, one line per tick:
 
@@ -20,7 +20,7 @@ child to judge, every tick
 
 The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
 these messages and calls the policy with its observation.  The judge checks
-every answer: it must come within the per-decision time limit, be one line of
+every answer (the engine's Board checks the rules): it must come within the per-decision time limit, be one line of
 the expected shape for this tick, with nothing sent out of turn, and keep the
 interface's rules.  Anything else (a crash, a stall, a flood, garbage, a
 broken rule, the whole run exceeding its limit) ends the run with a verdict
@@ -105,17 +105,15 @@ class Verdict:
     reason : str
         Why not, in one line (empty when ``ok``).
     row : dict or None
-        The run's table row (:func:`lanes.exercises.reference.summarise`), computed
-        by the judge; ``None`` unless ``ok``.
+        The run's table row (:meth:`lanes.SlotPoolResult.row`, labelled ``policy``),
+        computed by the judge; ``None`` unless ``ok``.
     ticks : int
         Ticks answered.
     elapsed_s : float
         Wall-clock time of the run, start-up included, s.
-    violations : tuple of str
-        What ``watch`` reported (the first few), for a grader's own rules.
     n_arrivals, n_admitted : int
-        Interactive requests that arrived, and that got a slot, in the ticks
-        answered (a policy that leaves requests waiting has a p99 over fewer).
+        Interactive requests that arrived, and that got a slot (a policy that
+        leaves requests waiting has a p99 over fewer).
     """
 
     ok: bool
@@ -123,7 +121,6 @@ class Verdict:
     row: dict | None
     ticks: int
     elapsed_s: float
-    violations: tuple = field(default=())
     n_arrivals: int = 0
     n_admitted: int = 0
 
@@ -132,37 +129,36 @@ class _Fail(Exception):
     """Ends a judged run: the message is the verdict's reason."""
 
 
-def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=None,
-          max_violations: int = 5, draws: tuple | None = None) -> Verdict:
-    """Judge the policy defined by ``source`` (a module's text) on ``scenario``.
+def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=None) -> Verdict:
+    """Judge the policy defined by ``source`` (a module's text) on ``scenario`` (on the 1 s clock).
 
-    ``draws`` (``(backlog, per_tick)`` as :func:`lanes.exercises.reference.draw`
-    returns them) replaces the scenario's random day with given arrivals,
-    such as a replayed trace.
-
-    ``watch(board, t, evicted, started)``, if given, is called after each
-    decision is carried out, with the judge's own :class:`Board`; a string it
-    returns is recorded in ``violations``.  Returns a :class:`Verdict`; never
-    raises because of what the policy does.
+    The day runs in :func:`lanes.simulate`, the policy in the child standing in for its
+    scheduler (:class:`_Remote`); the engine's Board checks every decision against the
+    interface's rules.  ``stream`` (an :class:`~lanes.pool.arrivals.ArrivalStream` drawn for
+    ``scenario``, as :func:`lanes.simulate` takes it) replaces the scenario's random day, such
+    as with a replayed trace.  Returns a :class:`Verdict`; never raises because of what the
+    policy does.
     """
-    from lanes.exercises import reference
+    from lanes.pool.arrivals import ArrivalStream, draw_stream
+    from lanes.pool.engine import simulate
     from lanes.pool.scenario import Scenario
 
     if not isinstance(source, str):
         raise ValueError(f"source must be the policy's Python source as a str (got {type(source).__name__})")
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a lanes.Scenario (got {type(scenario).__name__})")
-    backlog, per_tick = reference.draw(scenario) if draws is None else draws
-    if len(per_tick) < scenario.ticks:
-        raise ValueError(f"draws must give arrivals for every one of the {scenario.ticks} ticks (got {len(per_tick)})")
-    pool = reference.new_pool(scenario, backlog)
+    if scenario.tick_s != 1:
+        raise ValueError(f"scenario must run on the 1 s clock: the judge asks the policy once a second "
+                         f"(got tick_s={scenario.tick_s})")
+    if stream is not None and not isinstance(stream, ArrivalStream):
+        raise ValueError(f"stream must be an ArrivalStream or None (got {type(stream).__name__})")
+    backlog = list((draw_stream(scenario) if stream is None else stream).batch_service_s)
     # A run makes many small records that never form cycles; pausing the cycle collector
-    # saves it from scanning them (and the draws) again and again, as the engine does.
+    # saves it from scanning them (and the draws) again and again.
     collecting = gc.isenabled()
     gc.disable()
     began = time.perf_counter()
-    t = 0
-    violations: list[str] = []
+    remote = None
     job = tempfile.mkdtemp(prefix="lanes-judge-")
     child = None
     try:
@@ -178,38 +174,60 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), watch=N
             raise _Fail("the policy could not be loaded (its code raised an exception)")
         if hello != ["ready"]:
             raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
-        deadline = time.perf_counter() + limits.run_limit_s(scenario.ticks)
-        per_decision = limits.decision_s
-        for t in range(scenario.ticks):
-            joined = reference.join_queue(pool, t, per_tick[t])
-            finished = reference.complete_work(pool)
-            now = time.perf_counter()
-            pipe.send(f"[{t},{len(joined)},[{','.join([str(j.id) for j in finished])}]]\n", now + per_decision)
-            answer = pipe.receive(min(deadline, now + per_decision), t)
-            decision = _decision(answer, t)
-            try:
-                evicted, started = reference.carry_out(pool, t, decision)
-            except DecisionError as exc:
-                raise _Fail(_broke(exc.rule)) from None
-            pool.busy_slot_s += pool.board.n_running
-            if watch is not None and len(violations) < max_violations:
-                note = watch(pool.board, t, evicted, started)
-                if note:
-                    violations.append(f"t={t}: {note}")
-        row = reference.summarise(pool, scenario, "policy")
-        return Verdict(True, "", row, scenario.ticks, time.perf_counter() - began, tuple(violations),
-                       pool.board.next_id - len(backlog), len(pool.waits))
+        remote = _Remote(pipe, limits.decision_s, time.perf_counter() + limits.run_limit_s(scenario.ticks))
+        try:
+            result = simulate(scenario, remote, stream=stream)
+        except DecisionError as exc:
+            raise _Fail(_broke(exc.rule)) from None
+        return Verdict(True, "", result.row(), scenario.ticks, time.perf_counter() - began,
+                       result.n_arrivals, result.n_interactive)
     except _Fail as exc:
-        return Verdict(False, str(exc), None, t, time.perf_counter() - began, tuple(violations))
+        return Verdict(False, str(exc), None, remote.t if remote else 0, time.perf_counter() - began)
     except OSError:  # the pipe broke: the child is gone
-        return Verdict(False, "the policy's process ended", None, t, time.perf_counter() - began,
-                       tuple(violations))
+        return Verdict(False, "the policy's process ended", None, remote.t if remote else 0,
+                       time.perf_counter() - began)
     finally:
         if child is not None:
             child.kill()
         shutil.rmtree(job, ignore_errors=True)
         if collecting:
             gc.enable()
+
+
+class _Remote:
+    """The child's policy as the engine's scheduler: :func:`lanes.simulate` calls ``decide`` every tick.
+
+    Each call tells the child what changed since its last answer, as its copy of the board
+    needs it: how many requests arrived this tick (the back of the waiting queue) and which
+    jobs left their slots (those its last decision left running that run no longer).  The
+    child's answer goes back to the engine unchecked: the engine's Board checks it.
+    """
+
+    name = "policy"  # the row's label
+
+    def __init__(self, pipe: _Pipe, decision_s: float, deadline: float) -> None:
+        self.pipe, self.decision_s, self.deadline = pipe, decision_s, deadline
+        self.t = 0  # ticks answered
+        self.running: list[int] = []  # ids holding slots at the last observation, in the order they took them
+        self.last = Decision()  # the last decision, which the engine carried out
+
+    def decide(self, obs) -> Decision:
+        t = obs.t
+        evicted = set(self.last.evict)
+        after = [i for i in self.running if i not in evicted] + list(self.last.start)  # as the decision left them
+        now = [job.id for job in obs.running]
+        held = set(now)
+        finished = [i for i in after if i not in held]
+        arrived = 0
+        for request in reversed(obs.waiting):
+            if request.arrival != t:
+                break
+            arrived += 1
+        start = time.perf_counter()
+        self.pipe.send(f"[{t},{arrived},[{','.join(map(str, finished))}]]\n", start + self.decision_s)
+        decision = _decision(self.pipe.receive(min(self.deadline, start + self.decision_s), t), t)
+        self.running, self.last, self.t = now, decision, t + 1
+        return decision
 
 
 def _decision(answer: object, t: int) -> Decision:

@@ -1,19 +1,13 @@
 """lanes: interactive and batch inference traffic on one pool of GPU decode slots.
 
-The public names are loaded on first use, so ``import lanes`` is cheap and
-never pulls in numpy, pandas, matplotlib or ipywidgets.
-
 >>> import lanes
->>> table = lanes.run_table()                  # the course's anchor table
->>> table["reserve:16"].p99_s
+>>> lanes.run_table()["reserve:16"].p99_s     # the course's anchor table
 2
 
-Layout: the models are :mod:`lanes.pool` (the slot pool), :mod:`lanes.lane` (inside the
-lanes) and :mod:`lanes.gpu` (the engine under the slots), each importing only the ones
-before it; :mod:`lanes.display` draws them (plots, explorers, the notebook's save hook
-and progress line) and no model imports it; :mod:`lanes.exercises` holds the exercise
-sets.  Beside them: ``cli`` (``python -m lanes``) and ``prose`` (``glue``, which a
-chapter calls to record a number its text shows).  Tooling lives in ``scripts/``.
+The public names are loaded on first use, so ``import lanes`` stays cheap.  Layout: the models
+:mod:`lanes.pool` (the slot pool), :mod:`lanes.lane` and :mod:`lanes.gpu`, each importing only the
+ones before it; :mod:`lanes.display` draws them (no model imports it); :mod:`lanes.exercises`
+holds the exercise sets; ``cli`` is ``python -m lanes``, ``prose`` the chapters' ``glue``.
 """
 
 from __future__ import annotations
@@ -24,10 +18,11 @@ from typing import Any
 #: Where each public name lives: module (under lanes) -> the names it exports, space-separated.
 _MODULES = {
     "pool.scenario": "Scenario",
-    "pool.policies": "Policy parse_policy parse_policies DEFAULT_POLICIES VICTIMS",
+    "pool.policies": "Policy parse_policy DEFAULT_POLICIES VICTIMS",
     "pool.arrivals": "ArrivalStream draw_stream rate_per_s",
-    "pool.engine": "simulate run_table",
-    "pool.results": "SlotPoolResult PolicyTable LATE_AFTER_S",
+    "pool.engine": "simulate",
+    "pool.table": "run_table PolicyTable parse_policies",
+    "pool.results": "SlotPoolResult LATE_AFTER_S",
     "pool.sweep": "sweep_scenarios",
     "pool.littles": "busy_slots slot_budget poisson_tail poisson_quantile batch_trickle_interval_s headroom_slots",
     "pool.erlang": "erlang_b erlang_c mmc_mean_wait_s mmc_wait_tail halfin_whitt_beta sqrt_staffing servers_for_wait"

@@ -27,7 +27,6 @@ if str(ROOT) not in sys.path:
 
 import lanes  # noqa: E402
 from grading import online  # noqa: E402
-from lanes.exercises import reference  # noqa: E402
 
 
 def cpu(who: int) -> float:
@@ -52,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"judging {args.policy} on {scenario.describe()} ({scenario.ticks:,} ticks)"
           f"{' in the plain child' if args.plain else ' in the sandbox'}")
     draw0 = cpu(resource.RUSAGE_SELF)
-    reference.draw(scenario)
+    lanes.draw_stream(scenario)
     draws_cpu = cpu(resource.RUSAGE_SELF) - draw0
     walls = []
     for i in range(args.runs):

@@ -71,9 +71,6 @@ WORKERS = int(os.environ.get("LANES_FUZZ_WORKERS", "2"))
 #: explorers (lanes.display.pool, .lane, .gpu: packages, not walked) draw what the models
 #: made and are fuzzed through the models.
 PARTS = ("lanes.pool", "lanes.lane", "lanes.gpu", "lanes.display")
-#: Single modules outside those parts: the judge's per-tick steps of set 13.
-MODULES = ("lanes.exercises.reference",)
-
 #: Modules left out, with the reason.
 EXCLUDED_MODULES = {
     "cli": "argparse types and handlers; the command line has its own tests (test_validation.py)",
@@ -81,9 +78,6 @@ EXCLUDED_MODULES = {
 
 #: Callables left out, with the reason.
 EXCLUDED = {
-    # The judge's per-tick steps (lanes.exercises.reference) are fuzzed: each refuses what is not a
-    # Pool, a Scenario or service times.
-    "lanes.exercises.reference.Pool": "the mutable state of one run, made by new_pool; every step refuses anything else",
     "lanes.pool.protocol.View": "a read-only window the Board hands a scheduler over its own queues",
     "lanes.gpu.steps.unchecked_step_cost": "step_cost without its checks, for the step simulators; fuzzed through step_cost",
     # records the models return: built by the models from validated input, not by users
@@ -91,7 +85,7 @@ EXCLUDED = {
         name: "a result record built by a model, not an entry point"
         for name in (
             "lanes.pool.arrivals.ArrivalStream", "lanes.pool.results.SlotPoolResult",
-            "lanes.pool.results.PolicyTable", "lanes.pool.littles.SlotBudget",
+            "lanes.pool.table.PolicyTable", "lanes.pool.littles.SlotBudget",
             "lanes.lane.interactive.LaneRecord", "lanes.lane.interactive.LaneResult",
             "lanes.lane.jobstore.ItemLease", "lanes.lane.jobstore.JobStatus",
             "lanes.lane.jobstore.OverflowPlan", "lanes.lane.jobstore.BatchLaneResult",
@@ -115,7 +109,7 @@ EXCLUDED = {
     "lanes.lane.jobstore.JobStore": "an SQLite store driven by simulate_batch_lane; fuzzed through it",
     "lanes.lane.jobstore.ProviderBatchAPI": "a stand-in provider driven by simulate_batch_lane; fuzzed through it",
     "lanes.gpu.calibration.StepModel": "fitted coefficients made by fit_step_model; fuzzed through it",
-    "lanes.pool.sweep.progress_enabled": "reads the environment for a progress bar",
+    "lanes.display.progress.progress_enabled": "reads the environment for a progress line",
     # pandas helpers over a frame a sweep returned
     "lanes.pool.sweep.spread": "groups a sweep's pandas frame; fuzzed through the sweeps",
     "lanes.pool.sweep.seeds_meeting": "groups a sweep's pandas frame; fuzzed through the sweeps",
@@ -134,11 +128,10 @@ ALWAYS_DRAWN = {
 
 
 def _modules() -> list[str]:
-    """The modules fuzzed: every public module of :data:`PARTS`, and :data:`MODULES`."""
-    found = [f"{part}.{info.name}" for part in PARTS
-             for info in pkgutil.iter_modules(importlib.import_module(part).__path__)
-             if not info.name.startswith("_")]
-    return found + list(MODULES)
+    """The modules fuzzed: every public module of :data:`PARTS`."""
+    return [f"{part}.{info.name}" for part in PARTS
+            for info in pkgutil.iter_modules(importlib.import_module(part).__path__)
+            if not info.name.startswith("_")]
 
 
 def public_callables() -> dict[str, Any]:
@@ -194,7 +187,6 @@ BUILDERS = {
         [0, 0.4, 1.5, 2.0, 7.25, 9.0], [120, 900, 40, 3000, 64, 500], [30, 200, 8, 400, 12, 90], name="fuzz"
     ),
     "Board": lambda _: _imp("lanes.pool.protocol").Board(4, 2),
-    "Pool": lambda _: _imp("lanes.exercises.reference").new_pool(_imp("lanes.pool.scenario").Scenario(hours=0.05), [30, 40]),
     "numpy": lambda spec: __import__("numpy").array(spec),
     "numpy_scalar": lambda spec: getattr(__import__("numpy"), spec[0])(spec[1]),
     "file": lambda content: _temp_file(content),
@@ -331,15 +323,12 @@ REQUIRED = {
     "hold_s": st.lists(st.floats(0.01, 30), min_size=5, max_size=7),
     "sorted_values": st.lists(st.integers(0, 100), min_size=0, max_size=10).map(sorted),
     "name_or_path": st.sampled_from(["conv", "code", "nope", ""]),
-    # the reference simulator's steps and a student's policy source
-    "arrivals": st.lists(st.integers(1, 12), max_size=4),
+    # a student's policy source (and a backlog as a list of slot times)
     "backlog": st.lists(st.integers(1, 60), max_size=6),
     "source": st.sampled_from([
         "def policy(obs):\n    return None\n", "def (:\n", "1/0\n", "x = 1\n",
         "class P:\n    def decide(self, obs):\n        pass\n",
     ]),
-    "draws": st.none(),
-    "decision": st.just(None),
     "label": st.sampled_from(["fifo", ""]),
 }
 

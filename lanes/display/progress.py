@@ -8,12 +8,15 @@ line is one ``text/plain`` display updated in place through its display id
 when the loop ends, so the notebook saved after a run holds nothing of it.
 
 IPython is imported inside :func:`track`; outside IPython it iterates silently.
+:func:`lab_progress` is what a notebook hands a sweep (:mod:`lanes.pool.sweep`) as its
+``progress``: the line in a live JupyterLab session, nothing under nbval, pytest or a script.
 :func:`terminal_progress` is the same line for a command: on stderr, and only
 when stderr is a terminal, so piped or captured output never holds it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -21,7 +24,7 @@ from typing import Any, TextIO, TypeVar
 
 from lanes import _checks
 
-__all__ = ["progress_text", "terminal_progress", "track"]
+__all__ = ["lab_progress", "progress_enabled", "progress_text", "terminal_progress", "track"]
 
 T = TypeVar("T")
 
@@ -69,6 +72,38 @@ def track(items: Sequence[T], desc: str, *, delay_s: float = 1.0, every_s: float
         if handle is not None:
             handle.update({"text/plain": ""}, raw=True)
 
+
+
+
+def progress_enabled(progress: bool | None = None) -> bool:
+    """Whether a progress line is shown.
+
+    Parameters
+    ----------
+    progress : bool or None
+        ``True`` or ``False`` decide; ``None`` (default) asks the environment:
+        ``LANES_PROGRESS`` if set (``1``/``0``), otherwise on only inside a
+        live JupyterLab kernel (``JPY_SESSION_NAME`` set) that is not run by pytest.
+    """
+    if progress is not None:
+        return bool(progress)
+    forced = os.environ.get("LANES_PROGRESS")
+    if forced is not None:
+        return forced.strip().lower() in ("1", "true", "yes", "on")
+    if "PYTEST_CURRENT_TEST" in os.environ:
+        return False
+    return bool(os.environ.get("JPY_SESSION_NAME"))
+
+
+def lab_progress(items: Sequence[T], desc: str) -> Sequence[T] | Iterator[T]:
+    """A sweep's ``progress``: :func:`track` over ``items`` when :func:`progress_enabled`, else ``items``.
+
+    Executed notebooks (nbval, nbconvert) and scripts never store a progress line;
+    ``LANES_PROGRESS=1`` or ``0`` forces it on or off.
+    """
+    items = _checks.sequence("items", items)
+    desc = _checks.text("desc", desc, empty=True)
+    return track(items, desc) if progress_enabled() and len(items) > 1 else items
 
 
 class _TerminalLine:

@@ -30,9 +30,10 @@ from os import PathLike
 from typing import Sequence
 
 from .. import _checks
-from ..pool.engine import run_table, simulate
+from ..pool.engine import simulate
 from ..pool.policies import DEFAULT_POLICIES, Policy
-from ..pool.results import PolicyTable, SlotPoolResult
+from ..pool.results import SlotPoolResult
+from ..pool.table import PolicyTable, run_table
 from ..pool.scenario import Scenario
 from ..pool.sweep import scan_reserve
 from ..pool.traces import Trace, load_trace, trace_scenario, trace_stream

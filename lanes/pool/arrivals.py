@@ -7,16 +7,14 @@ program's order: first each backlog job's slot time, then, for each second
 t, one uniform number that fixes how many interactive requests arrive (a
 Poisson count by inverse CDF) followed by one slot time per arrival.
 
-**Finer clocks.**  The anchor counts arrivals per second and schedules once
-a second.  At a finer clock (``Scenario.tick_s`` below 1, or 0 for
-event-driven) the same requests arrive, with the same holds, but each at its
-own instant inside its second: given k arrivals in a second, a Poisson
-process places them uniformly, so k uniform offsets are drawn, sorted, and
-given to the second's requests in order.  The offsets come from a second
-generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream is
-untouched.  A request is seen at the first scheduling instant at or after
-its arrival (at 1 s: its own second, as in the anchor).  Holds stay whole
-seconds.
+**Finer clocks.**  At a clock finer than the anchor's second (``tick_s``
+below 1, or 0: event-driven) the same requests arrive with the same holds
+(whole seconds), each at its own instant in its second: given k arrivals in a
+second, a Poisson process places them uniformly, so k uniform offsets are
+drawn, sorted and given to the second's requests in order.  They come from a
+second generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream
+is untouched.  A request is seen at the first scheduling instant at or after
+its arrival (at 1 s: its own second, as in the anchor).
 """
 
 from __future__ import annotations
@@ -30,20 +28,15 @@ from itertools import accumulate
 from .. import _checks
 from .scenario import Scenario
 
-#: Terms summed before a Poisson draw gives up; reached only when rounding
-#: keeps the summed probability below ``u`` for good.
+#: Terms summed before a Poisson draw gives up (only when rounding keeps the sum below ``u`` for good).
 MAX_POISSON_TERMS = 10_000
 
 
 def rate_per_s(scenario: Scenario, t: float) -> float:
-    """The interactive arrival rate at time ``t`` seconds, in requests per second.
-
-    A raised cosine over the window: ``trough_rate`` at t = 0, ``peak_rate``
-    halfway through, back to the trough at the end.
-    """
+    """The interactive arrival rate at ``t`` seconds, requests per second: a raised cosine over the
+    window, ``trough_rate`` at t = 0, ``peak_rate`` halfway through, back to the trough at the end."""
     _checks.instance("scenario", scenario, Scenario)
-    t = _checks.number("t", t)
-    return _rate(scenario.trough_rate, scenario.peak_rate, scenario.ticks, t)
+    return _rate(scenario.trough_rate, scenario.peak_rate, scenario.ticks, _checks.number("t", t))
 
 
 def rate_curve(scenario: Scenario) -> list[float]:
@@ -57,10 +50,8 @@ def _rate(lo: float, hi: float, seconds: int, t: float) -> float:
 
 
 def poisson_count(lam: float, u: float) -> int:
-    """The Poisson(``lam``) quantile of ``u``: arrivals in one second.
-
-    Adds the probabilities of 0, 1, 2, ... arrivals until the sum reaches ``u``.
-    """
+    """The Poisson(``lam``) quantile of ``u`` (arrivals in one second): the probabilities of 0, 1, 2, ...
+    arrivals are added until the sum reaches ``u``."""
     return _poisson(_checks.number("lam", lam, lo=0), _checks.number("u", u))
 
 
@@ -102,10 +93,8 @@ class ArrivalStream:
     def __post_init__(self) -> None:
         n = len(self.arrival_tick)
         if len(self.inter_service_s) != n or len(self.arrival_offset_s) != n:
-            raise ValueError(
-                f"arrival_tick, inter_service_s and arrival_offset_s must have one entry per arrival "
-                f"(got {n}, {len(self.inter_service_s)} and {len(self.arrival_offset_s)})"
-            )
+            raise ValueError(f"arrival_tick, inter_service_s and arrival_offset_s must have one entry per arrival "
+                             f"(got {n}, {len(self.inter_service_s)} and {len(self.arrival_offset_s)})")
 
     @property
     def n_arrivals(self) -> int:
@@ -114,10 +103,8 @@ class ArrivalStream:
 
     @cached_property
     def zero_wait_busy(self) -> tuple[int, ...]:
-        """Interactive requests in slots at each second if every one got a slot on arrival.
-
-        One entry per second of the window (and on to the last such request's end).
-        """
+        """Interactive requests in slots at each second if every one got a slot on arrival (one entry
+        per second of the window, and on to the last such request's end)."""
         n = max([self.seconds, *(t + s + 1 for t, s in zip(self.arrival_tick, self.inter_service_s))])
         change = [0] * (n + 1)
         for t, s in zip(self.arrival_tick, self.inter_service_s):
@@ -129,12 +116,11 @@ class ArrivalStream:
 def draw_stream(scenario: Scenario) -> ArrivalStream:
     """Draw the backlog and the interactive arrivals for ``scenario``.
 
-    The draws depend only on the seed, the window, the backlog, the service
-    ranges and the rates; the last few streams are kept, so an explorer that
-    moves the pool, the cost, the policy or the clock re-uses its draws.
+    The draws depend only on the seed, the window, the backlog, the service ranges and the rates;
+    the last few streams are kept, so an explorer that moves the pool, the cost, the policy or the clock
+    re-uses them.
     """
-    _checks.instance("scenario", scenario, Scenario)
-    sc = scenario
+    sc = _checks.instance("scenario", scenario, Scenario)
     return _draw(sc.seed, sc.ticks, sc.backlog, sc.batch_service_s, sc.inter_service_s, sc.trough_rate, sc.peak_rate)
 
 
@@ -143,29 +129,18 @@ def _draw(seed, seconds, backlog, batch_service_s, inter_service_s, trough_rate,
     rng = random.Random(seed)
     uniform, randint = rng.random, rng.randint
     jobs = tuple(randint(*batch_service_s) for _ in range(backlog))
+    lo, hi = inter_service_s
+    offset = random.Random(f"offsets {seed}").random  # where each arrival falls in its second: its own generator
     when: list[int] = []
     holds: list[int] = []
+    offsets: list[float] = []
     for t in range(seconds):
         k = _poisson(_rate(trough_rate, peak_rate, seconds, t), uniform())
         if k:
             when += [t] * k
-            holds += [randint(*inter_service_s) for _ in range(k)]
-    return ArrivalStream(jobs, tuple(when), tuple(holds), _offsets(f"offsets {seed}", when), seconds)
-
-
-def _offsets(seed: str, when: list[int]) -> tuple[float, ...]:
-    """Sorted uniform offsets in [0, 1) for each second's arrivals, from their own generator."""
-    uniform = random.Random(seed).random
-    out = [uniform() for _ in when]
-    i, n = 0, len(when)
-    while i < n:  # sort each second's offsets
-        j = i + 1
-        while j < n and when[j] == when[i]:
-            j += 1
-        if j - i > 1:
-            out[i:j] = sorted(out[i:j])
-        i = j
-    return tuple(out)
+            holds += [randint(lo, hi) for _ in range(k)]
+            offsets += sorted([offset() for _ in range(k)])
+    return ArrivalStream(jobs, tuple(when), tuple(holds), tuple(offsets), seconds)
 
 
 draw_stream.cache_clear = _draw.cache_clear  # type: ignore[attr-defined]

@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 
 from .. import _checks
-from .policies import DEFAULT_POLICIES, VICTIMS, parse_policies
-from .results import PolicyTable
+from .policies import DEFAULT_POLICIES, VICTIMS
 from .scenario import Scenario
-from .engine import run_table
+from .table import PolicyTable, parse_policies, run_table
 from . import traces
 
 

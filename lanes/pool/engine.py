@@ -31,26 +31,22 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 from heapq import heappop, heappush
-from itertools import islice, repeat
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
-from .policies import DEFAULT_POLICIES, Policy, parse_policies, parse_policy
-from .results import PolicyTable, SlotPoolResult
+from .policies import Policy, parse_policy
+from .results import SlotPoolResult
 from .scenario import Scenario
 
 # Fields of a running batch job's record: [id, start, waited, end] (times in clock units).
 ID, START, WAITED, END = range(4)
 
 
-def simulate(
-    scenario: Scenario | None = None,
-    policy: Any = "priority",
-    *,
-    stream: ArrivalStream | None = None,
-    **extensions: object,
-) -> SlotPoolResult:
+def simulate(scenario: Scenario | None = None, policy: Any = "priority", *, stream: ArrivalStream | None = None,
+             **extensions: object) -> SlotPoolResult:
     """Run one policy on one scenario.
 
     Parameters
@@ -67,61 +63,24 @@ def simulate(
     **extensions
         Built-in policies only: ``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``.
     """
-    scenario = _scenario(scenario)
-    return _run(scenario, _policy(policy, extensions, scenario), _stream(scenario, stream))
-
-
-def run_table(
-    scenario: Scenario | None = None,
-    policies: Any = DEFAULT_POLICIES,
-    *,
-    stream: ArrivalStream | None = None,
-    **extensions: object,
-) -> PolicyTable:
-    """Run several policies on one scenario and its one set of draws (the anchor table by default).
-
-    ``policies`` is a sequence of what :func:`simulate` takes, or a
-    comma-separated string of specs.
-    """
-    scenario = _scenario(scenario)
-    if isinstance(policies, str):
-        policies = parse_policies(policies)
-    items = _checks.sequence("policies", policies, what="policy specs", min_len=1)
-    rules = [_policy(p, extensions, scenario) for p in items]
-    stream = _stream(scenario, stream)
-    return PolicyTable(scenario, tuple(_run(scenario, r, stream) for r in rules))
-
-
-def _scenario(scenario: object) -> Scenario:
-    return Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
-
-
-def _policy(policy: object, extensions: dict, scenario: Scenario) -> Any:
-    """A built-in :class:`Policy` (checked to fit the pool), or a student's scheduler."""
+    sc = Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
     if isinstance(policy, (str, Policy)):
-        pol = parse_policy(policy, **extensions)
-        pol.check_fits(scenario.slots)
-        return pol
-    if extensions:
+        policy = parse_policy(policy, **extensions)
+        policy.check_fits(sc.slots)
+    elif extensions:
         raise ValueError(f"extensions ({', '.join(extensions)}) apply to built-in policies only, not to a scheduler")
-    from .protocol import student_scheduler  # the interface, loaded only for a student's scheduler
+    else:
+        from .protocol import student_scheduler  # the interface, loaded only for a student's scheduler
 
-    return student_scheduler(policy)
-
-
-def _stream(scenario: Scenario, stream: object) -> ArrivalStream:
-    """The scenario's draws, or ``stream`` if it fits the scenario's window and backlog."""
+        policy = student_scheduler(policy)
     if stream is None:
-        return draw_stream(scenario)
+        return _run(sc, policy, draw_stream(sc))
     _checks.instance("stream", stream, ArrivalStream)
-    last = stream.arrival_tick[-1] if stream.arrival_tick else -1  # type: ignore[attr-defined]
-    n_jobs = len(stream.batch_service_s)  # type: ignore[attr-defined]
-    if last >= scenario.ticks or n_jobs != scenario.backlog:
-        raise ValueError(
-            f"stream must be drawn for this scenario: arrivals within {scenario.ticks} s and a backlog of "
-            f"{scenario.backlog} (got an arrival at {last} s and {n_jobs} backlog jobs)"
-        )
-    return stream  # type: ignore[return-value]
+    last = stream.arrival_tick[-1] if stream.arrival_tick else -1
+    if last >= sc.ticks or len(stream.batch_service_s) != sc.backlog:
+        raise ValueError(f"stream must be drawn for this scenario: arrivals within {sc.ticks} s and a backlog of "
+                         f"{sc.backlog} (got an arrival at {last} s and {len(stream.batch_service_s)} backlog jobs)")
+    return _run(sc, policy, stream)
 
 
 def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
@@ -130,15 +89,11 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     to_s = (lambda x: x) if per_s == 1 else (lambda x: x / per_s)
     end_of_day = sc.ticks * per_s
     B, slots, cost = sc.backlog, sc.slots, sc.preempt_cost_s * per_s
-    if sc.tick_s == 1:
-        seen = stream.arrival_tick
-    elif sc.tick_s:
-        seen = [t * per_s + int(u * per_s) for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
-    else:
-        seen = [t + u for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
+    seen = list(stream.arrival_tick) if sc.tick_s == 1 else [  # the instant each request is first seen
+        t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
     hold = stream.inter_service_s if per_s == 1 else [s * per_s for s in stream.inter_service_s]
     n_arrivals = len(seen)
-    seen = [*seen, end_of_day]  # a last "arrival" at the end of the day ends the loop
+    seen.append(end_of_day)  # a last "arrival" at the end of the day ends the loop
 
     builtin = isinstance(rule, Policy)
     if builtin:
@@ -162,8 +117,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     queue = deque(zip(range(B), left, repeat(0), repeat(0)))  # batch jobs queued: (id, left, waited, since)
     batch: dict[int, list] = {}  # running batch jobs, id -> [id, start, waited, end], in the order they took slots
     n_inter = 0  # running interactive requests
-    ends: dict = {}  # instant -> [requests whose slot time ends then (a count), ids of batch jobs ending then...]
-    instants = [end_of_day]  # heap of the instants in ``ends``, those a batch job comes of age (min_run), the end
+    freed: dict = {}  # instant -> how many interactive requests end then
+    ending: dict = {}  # instant -> ids of the batch jobs (and, for a student's scheduler, requests) ending then
+    instants = [end_of_day]  # heap of the instants in ``freed`` and ``ending``, those a batch job comes of age
     waits = [-1] * n_arrivals  # each request's wait, clock units (-1: never admitted)
     log: list[tuple] = []  # per instant: (t, interactive busy, batch busy, batch done, evicted, batch started, interactive done)
     done = evicted_total = batch_started = inter_done = 0
@@ -180,12 +136,13 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         # 2. Completions free their slots (an evicted batch job's old end is skipped).
         while instants[0] <= t:
             heappop(instants)
-        ending = ends.pop(t, None)
-        if ending is not None:
-            n_inter -= ending[0]
-            inter_done += ending[0]
+        k = freed.pop(t, 0)
+        n_inter -= k
+        inter_done += k
+        ids = ending.pop(t, None)
+        if ids is not None:
             finished = []
-            for job_id in islice(ending, 1, None):
+            for job_id in ids:
                 if job_id >= B:  # a request: listed for a student's scheduler only
                     finished.append(job_id)
                 elif (job := batch.get(job_id)) is not None and job[END] == t:
@@ -250,21 +207,21 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         for j in requests:
             waits[j] = t - seen[j]
             end = t + hold[j]
-            if end in ends:
-                ends[end][0] += 1
-            else:
-                ends[end] = [1]
+            k = freed.get(end, 0)
+            if not k:
                 heappush(instants, end)
-            if not builtin:
-                ends[end].append(B + j)
+            freed[end] = k + 1
+        if not builtin:  # a student's scheduler is told which requests end
+            for j in requests:
+                ending.setdefault(t + hold[j], []).append(B + j)
         n_inter += len(requests)
         for job_id, left, waited, since in jobs:  # in clock units
             end = t + left
             batch[job_id] = [job_id, t, waited + t - since, end]
-            if end in ends:
-                ends[end].append(job_id)
+            if end in ending:
+                ending[end].append(job_id)
             else:
-                ends[end] = [0, job_id]
+                ending[end] = [job_id]
                 heappush(instants, end)
             if wake:
                 heappush(instants, t + min_run)
@@ -279,18 +236,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             t = last + 1
         area += (n_inter + len(batch)) * (t - last)
 
-    return SlotPoolResult.from_run(
-        scenario=sc,
-        policy=rule,
-        stream=stream,
-        waits=waits if per_s == 1 else [w if w < 0 else w / per_s for w in waits],
-        batch_done=done,
-        preempted=evicted_total,
-        util=area / (end_of_day * slots),
-        batch_queued=len(queue),
-        log=log,
-        per_s=per_s,
-    )
+    waits = waits if per_s == 1 else [w if w < 0 else w / per_s for w in waits]  # in seconds
+    return SlotPoolResult.from_run(sc, rule, stream, waits, log, per_s, batch_done=done, preempted=evicted_total,
+                                   util=area / (end_of_day * slots), batch_queued=len(queue))
 
 
 def _outranking(head: int, i: int, seen: list, queue: deque, promote) -> int:
@@ -313,20 +261,19 @@ def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging, promote=
     ``youngest`` evicts the latest start first (it has lost the least work),
     else the job with the most work left; ties go in the order jobs took slots.
     """
-    def ok(job: list) -> bool:
-        return (t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
-                and (promote is None or job[WAITED] < promote))
-
+    jobs = batch.values()  # in the order they took slots, so by start
+    if min_run or aging is not None or promote is not None:
+        jobs = [job for job in jobs if t - job[START] >= min_run and (aging is None or job[WAITED] <= aging)
+                and (promote is None or job[WAITED] < promote)]
     if not youngest:
-        return sorted(filter(ok, batch.values()), key=lambda job: -job[END])[:take]
+        return sorted(jobs, key=lambda job: -job[END])[:take]
     found: list = []  # the youngest first: walk back from the latest start, a whole start group at a time
-    for job in reversed(batch.values()):
-        if ok(job):
-            if len(found) >= take and job[START] != found[-1][START]:
-                break
-            found.append(job)
-    found.reverse()
-    found.sort(key=lambda job: -job[START])
+    for job in reversed(jobs):
+        if len(found) >= take and job[START] != found[-1][START]:
+            break
+        found.append(job)
+    found.reverse()  # each start group in the order its jobs took slots, then the latest group first
+    found.sort(key=itemgetter(START), reverse=True)
     return found[:take]
 
 

@@ -1,9 +1,5 @@
-"""Results of the slot-pool simulator, and the anchor table's layout.
-
-Results are read-only.  The table's figures are fields; series over the day
-are computed on first use from the run's log (one entry per scheduling
-instant).  ``to_frame`` methods import pandas inside, so ``import lanes``
-stays light.
+"""Results of the slot-pool simulator: the table's figures, and series over the day computed on first
+use from the run's log (one entry per scheduling instant).  ``to_frame`` methods import pandas inside.
 """
 
 from __future__ import annotations
@@ -34,30 +30,25 @@ def percentile(sorted_waits: list | tuple, q: float) -> float:
     return sorted_waits[min(n - 1, int(q * n))] if n else -1
 
 
+def _summary(waits: list) -> dict[str, Any]:
+    """``n``, ``p50``, ``p99``, ``max`` and ``late`` (the fraction over :data:`LATE_AFTER_S`) of sorted waits."""
+    n = len(waits)
+    late = (n - bisect_right(waits, LATE_AFTER_S)) / max(1, n)
+    return {"n": n, "p50": percentile(waits, 0.5), "p99": percentile(waits, 0.99), "max": waits[-1] if n else -1,
+            "late": late}
+
+
 @dataclass(frozen=True)
 class SlotPoolResult:
-    """One policy run on one scenario.
+    """One policy run on one scenario: the table's figures as fields, series over the day on first use.
 
-    Attributes
-    ----------
-    scenario : Scenario
-    policy : Policy or scheduler
-        What ran: a built-in :class:`Policy` or a student's scheduler.
-    p50_s, p99_s, max_s : float
-        Interactive queue wait percentiles and maximum, seconds (-1 when no
-        request was admitted); whole seconds (int) on the 1 s clock.
-    late_fraction : float
-        Fraction of admitted requests that waited more than :data:`LATE_AFTER_S`.
-    batch_done : int
-        Batch jobs completed within the window.
-    preempted : int
-        Batch evictions.
-    util : float
-        Mean fraction of slots busy over the window.
-    n_interactive, n_arrivals : int
-        Interactive requests admitted to a slot, and arrived.
-    batch_queued : int
-        Batch jobs still queued (not in a slot) at the end.
+    ``policy`` is what ran (a :class:`Policy` or a student's scheduler).  ``p50_s``, ``p99_s``,
+    ``max_s``: interactive queue wait percentiles and maximum, seconds (whole seconds on the 1 s
+    clock; -1 when no request was admitted); ``late_fraction``: the fraction of admitted requests
+    that waited more than :data:`LATE_AFTER_S`.  ``batch_done``: batch jobs completed within the
+    window; ``preempted``: evictions; ``util``: mean fraction of slots busy; ``n_interactive``,
+    ``n_arrivals``: requests admitted to a slot, and arrived; ``batch_queued``: batch jobs still
+    queued (not in a slot) at the end.
     """
 
     scenario: Scenario
@@ -78,36 +69,18 @@ class SlotPoolResult:
     _per_s: int = field(repr=False)  # clock units per second (1: whole seconds, or event-driven)
 
     @classmethod
-    def from_run(cls, *, scenario: Scenario, policy: Any, stream: ArrivalStream, waits: list, batch_done: int,
-                 preempted: int, util: float, batch_queued: int, log: list, per_s: int) -> "SlotPoolResult":
-        """Summarise a run: ``waits`` per arrival in seconds (-1: never admitted), the engine's log."""
+    def from_run(cls, scenario: Scenario, policy: Any, stream: ArrivalStream, waits: list, log: list, per_s: int,
+                 **counts: Any) -> "SlotPoolResult":
+        """Summarise a run: ``waits`` per arrival in seconds (-1: never admitted), the engine's log, and
+        the counts ``batch_done``, ``preempted``, ``util`` and ``batch_queued``."""
         admitted = sorted(waits)
-        admitted = admitted[bisect_right(admitted, -1):]  # -1: never admitted
-        n = len(admitted)
-        return cls(
-            scenario=scenario,
-            policy=policy,
-            p50_s=percentile(admitted, 0.5),
-            p99_s=percentile(admitted, 0.99),
-            max_s=admitted[-1] if n else -1,
-            late_fraction=(n - bisect_right(admitted, LATE_AFTER_S)) / max(1, n),
-            batch_done=batch_done,
-            preempted=preempted,
-            util=util,
-            n_interactive=n,
-            n_arrivals=stream.n_arrivals,
-            batch_queued=batch_queued,
-            _waits=waits,
-            _stream=stream,
-            _log=log,
-            _per_s=per_s,
-        )
+        s = _summary(admitted[bisect_right(admitted, -1):])
+        return cls(scenario, policy, s["p50"], s["p99"], s["max"], s["late"], n_interactive=s["n"],
+                   n_arrivals=stream.n_arrivals, _waits=waits, _stream=stream, _log=log, _per_s=per_s, **counts)
 
-    # --- the anchor program's row -------------------------------------------------
     @property
     def spec(self) -> str:
-        """The policy's name in rows and JSON: its spec (``hybrid:8``), or a scheduler's ``name``, else its class
-        or function name."""
+        """The policy's name in rows: its spec (``hybrid:8``), or a scheduler's ``name``, class or function name."""
         if isinstance(self.policy, Policy):
             return self.policy.spec
         name = getattr(self.policy, "name", None)
@@ -115,51 +88,47 @@ class SlotPoolResult:
 
     def row(self) -> dict[str, Any]:
         """The JSON row: ``policy``, ``p50``, ``p99``, ``max``, ``late``, ``batch_done``, ``preempted``, ``util``."""
-        return {
-            "policy": self.spec,
-            "p50": self.p50_s,
-            "p99": self.p99_s,
-            "max": self.max_s,
-            "late": self.late_fraction,
-            "batch_done": self.batch_done,
-            "preempted": self.preempted,
-            "util": self.util,
-        }
+        return {"policy": self.spec, "p50": self.p50_s, "p99": self.p99_s, "max": self.max_s,
+                "late": self.late_fraction, "batch_done": self.batch_done, "preempted": self.preempted,
+                "util": self.util}
 
     def line(self) -> str:
         """The row in the anchor table's text layout (on a finer clock, waits under 100 s to 0.01 s)."""
         label = self.policy.label if isinstance(self.policy, Policy) else self.spec
         p50, p99, top = (f"{w}" if self.scenario.tick_s == 1 else f"{w:.{2 if w < 100 else 0}f}"
                          for w in (self.p50_s, self.p99_s, self.max_s))
-        return (
-            f"{label:<14}{p50:>9}s{p99:>6}s{top:>6}s{self.late_fraction:>9.1%}"
-            f"{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}"
-        )
+        return (f"{label:<14}{p50:>9}s{p99:>6}s{top:>6}s{self.late_fraction:>9.1%}"
+                f"{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}")
 
     # --- series over the day, one entry per whole second ------------------------------
-    def _sample(self, before_next: bool) -> list[tuple]:
-        """The log's entry in force at each whole second s: the last one at or before s (or, with
+    def _sample(self, column: int, before_next: bool) -> tuple:
+        """The log's ``column`` at each whole second s: from its last entry at or before s (or, with
         ``before_next``, before s + 1, to count what happened during the second)."""
         log, per_s, out, k = self._log, self._per_s, [], -1
         for s in range(self.scenario.ticks):
             while k + 1 < len(log) and (log[k + 1][0] < (s + 1) * per_s if before_next else log[k + 1][0] <= s * per_s):
                 k += 1
-            out.append(log[k] if k >= 0 else (0,) * 7)
-        return out
+            out.append(log[k][column] if k >= 0 else 0)
+        return tuple(out)
 
     def _per_second(self, column: int) -> tuple[int, ...]:
-        totals = [e[column] for e in self._sample(True)]
-        return tuple(b - a for a, b in zip([0, *totals], totals))
+        totals = self._sample(column, True)
+        return tuple(b - a for a, b in zip((0, *totals), totals))
 
     @cached_property
     def busy_interactive(self) -> tuple[int, ...]:
         """Slots held by interactive requests at each whole second, after that instant's decision."""
-        return tuple(e[1] for e in self._sample(False))
+        return self._sample(1, False)
 
     @cached_property
     def busy_batch(self) -> tuple[int, ...]:
         """Slots held by batch jobs at each whole second, after that instant's decision."""
-        return tuple(e[2] for e in self._sample(False))
+        return self._sample(2, False)
+
+    @cached_property
+    def batch_done_cumulative(self) -> tuple[int, ...]:
+        """Batch jobs completed by the end of each second."""
+        return self._sample(3, True)
 
     @cached_property
     def preempted_per_tick(self) -> tuple[int, ...]:
@@ -171,11 +140,6 @@ class SlotPoolResult:
         """Batch jobs started (or restarted after eviction) in each second."""
         return self._per_second(5)
 
-    @cached_property
-    def batch_done_cumulative(self) -> tuple[int, ...]:
-        """Batch jobs completed by the end of each second."""
-        return tuple(e[3] for e in self._sample(True))
-
     @property
     def interactive_done(self) -> int:
         """Interactive requests that finished within the window."""
@@ -185,8 +149,7 @@ class SlotPoolResult:
     def mean_busy_interactive(self) -> float:
         """Time-averaged interactive slots busy (L in Little's law)."""
         log, end = self._log, self.scenario.ticks * self._per_s
-        times = [e[0] for e in log[1:]] + [end]
-        return sum(e[1] * (b - e[0]) for e, b in zip(log, times)) / end
+        return sum(e[1] * (b - e[0]) for e, b in zip(log, [e[0] for e in log[1:]] + [end])) / end
 
     @cached_property
     def wait_s(self) -> tuple[float, ...]:
@@ -213,85 +176,23 @@ class SlotPoolResult:
 
     def window(self, t0: float, t1: float) -> dict[str, float]:
         """n, p50, p99, max wait and late fraction for arrivals in ``[t0, t1)`` seconds."""
-        w = sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1)
-        n = len(w)
-        return {
-            "n": n,
-            "p50": percentile(w, 0.5),
-            "p99": percentile(w, 0.99),
-            "max": w[-1] if n else -1,
-            "late": (n - bisect_right(w, LATE_AFTER_S)) / max(1, n),
-        }
+        return _summary(sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1))
 
     def batch_done_by(self, t: float) -> int:
         """Batch jobs completed before second ``t`` (a deadline in seconds)."""
-        if t <= 0:
-            return 0
-        return self.batch_done_cumulative[min(int(t), self.scenario.ticks) - 1]
+        return self.batch_done_cumulative[min(int(t), self.scenario.ticks) - 1] if t > 0 else 0
 
     def to_frame(self) -> "pandas.DataFrame":
         """Per-second series as a DataFrame indexed by time in seconds."""
         import pandas as pd
 
-        return pd.DataFrame(
-            {
-                "busy_interactive": self.busy_interactive,
-                "busy_batch": self.busy_batch,
-                "batch_done": self.batch_done_cumulative,
-                "preempted": self.preempted_per_tick,
-            },
-            index=pd.RangeIndex(self.scenario.ticks, name="t_s"),
-        )
+        return pd.DataFrame({"busy_interactive": self.busy_interactive, "busy_batch": self.busy_batch,
+                             "batch_done": self.batch_done_cumulative, "preempted": self.preempted_per_tick},
+                            index=pd.RangeIndex(self.scenario.ticks, name="t_s"))
 
     def waits_frame(self) -> "pandas.DataFrame":
         """One row per admitted interactive request: arrival second, wait and slot time, seconds."""
         import pandas as pd
 
-        return pd.DataFrame(
-            {"arrival_s": self.wait_arrival_tick, "wait_s": self.wait_s, "service_s": self.wait_service_s}
-        )
-
-
-_HEADER = f"{'policy':<14}{'inter p50':>10}{'p99':>7}{'max':>7}{'wait>2s':>9}{'batch done':>12}{'preempted':>11}{'slot use':>10}"
-
-
-@dataclass(frozen=True)
-class PolicyTable:
-    """Several policies run on one scenario (one shared arrival stream)."""
-
-    scenario: Scenario
-    results: tuple[SlotPoolResult, ...]
-
-    def __iter__(self):
-        return iter(self.results)
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def __getitem__(self, key: int | str) -> SlotPoolResult:
-        """A result by position or by policy spec (``table["reserve:8"]``)."""
-        if isinstance(key, str):
-            for r in self.results:
-                if r.spec == key:
-                    return r
-            raise KeyError(key)
-        return self.results[key]
-
-    @staticmethod
-    def header(scenario: Scenario) -> str:
-        """The anchor layout's first three lines: the scenario, a blank line, the column names."""
-        return "\n".join([scenario.describe(), "", _HEADER])
-
-    def text(self) -> str:
-        """The table in the anchor program's layout, header line included."""
-        return "\n".join([self.header(self.scenario), *(r.line() for r in self.results)])
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One JSON row per policy (see :meth:`SlotPoolResult.row`)."""
-        return [r.row() for r in self.results]
-
-    def to_frame(self) -> "pandas.DataFrame":
-        """The table as a DataFrame, one row per policy, indexed by spec."""
-        import pandas as pd
-
-        return pd.DataFrame(self.rows()).set_index("policy")
+        return pd.DataFrame({"arrival_s": self.wait_arrival_tick, "wait_s": self.wait_s,
+                             "service_s": self.wait_service_s})

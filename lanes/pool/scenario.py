@@ -1,8 +1,8 @@
 """The slot-pool scenario: the workload, the pool, the scheduling clock and the random seed.
 
-A :class:`Scenario` holds every constant of the course's anchor program.  Its
-defaults reproduce that program's table.  The scheduling rule itself lives in
-:mod:`lanes.pool.policies`; the simulator in :mod:`lanes.pool.engine`.
+A :class:`Scenario` holds every constant of the course's anchor program; its
+defaults reproduce that program's table.  The policies are in
+:mod:`lanes.pool.policies`, the simulator in :mod:`lanes.pool.engine`.
 """
 
 from __future__ import annotations
@@ -11,15 +11,13 @@ from dataclasses import dataclass, replace
 
 from .. import _checks
 
-#: Largest arrival rate accepted, in requests per second.  The Poisson draw
-#: starts from exp(-rate), which underflows to zero near 745/s.
+#: Largest arrival rate accepted, requests per second (the Poisson draw's exp(-rate) underflows near 745/s).
 MAX_RATE_PER_S = 500.0
 #: Longest simulated window accepted, in hours (a week).
 MAX_HOURS = 168
 #: Longest slot time of one job or request, in seconds (a week).
 MAX_SERVICE_S = MAX_HOURS * 3600
-#: Most interactive arrivals a scenario may expect (mean rate x seconds): each
-#: one is kept in memory, about 100 bytes apiece.
+#: Most interactive arrivals a scenario may expect (mean rate x seconds), each kept in memory (~100 bytes).
 MAX_EXPECTED_ARRIVALS = 20_000_000
 #: Largest batch backlog accepted, in jobs (each one is kept in memory).
 MAX_BACKLOG = 10_000_000
@@ -34,14 +32,11 @@ class Scenario:
     slots : int
         Concurrent sequence slots in the pool (>= 1).
     hours : float
-        Simulated time in hours, at most :data:`MAX_HOURS`; ``hours * 3600``
-        must be a whole number (>= 1) of seconds.
+        Simulated time, hours (at most :data:`MAX_HOURS`; a whole number >= 1 of seconds).
     backlog : int
         Batch jobs queued at t = 0 (0 to :data:`MAX_BACKLOG`).
-    batch_service_s : (int, int)
-        Inclusive range of a batch job's slot time in seconds, drawn uniformly.
-    inter_service_s : (int, int)
-        Inclusive range of an interactive request's slot time in seconds.
+    batch_service_s, inter_service_s : (int, int)
+        Inclusive range of a batch job's, and an interactive request's, slot time in seconds, drawn uniformly.
     trough_rate, peak_rate : float
         Interactive arrivals per second at the start (trough) and the middle
         (peak) of the window; the rate follows a raised cosine.
@@ -50,13 +45,11 @@ class Scenario:
     seed : int
         Seed of the ``random.Random`` that draws the backlog and arrivals.
     tick_s : float
-        The scheduling clock, seconds between two scheduling decisions.
-        ``1`` is the anchor program's clock.  A finer clock must divide one
-        second (``1 / tick_s`` a whole number: 0.5, 0.1, 0.02, ...).  ``0``
-        schedules at every arrival and every completion (event-driven), as
-        a serving engine that schedules every step does.  The draws are the
-        same at every clock; :mod:`lanes.pool.arrivals` says how arrivals
-        are placed inside their second.
+        The scheduling clock, seconds between two decisions: ``1`` is the
+        anchor's; a finer clock divides one second (0.5, 0.1, 0.02, ...);
+        ``0`` schedules at every arrival and completion (event-driven), as a
+        serving engine that schedules every step does.  The draws are the same
+        at every clock (:mod:`lanes.pool.arrivals` places arrivals inside their second).
     """
 
     slots: int = 64
@@ -78,9 +71,8 @@ class Scenario:
             raise ValueError(f"hours must be at most {MAX_HOURS} (a week) (got {_checks.show(self.hours)})")
         seconds = hours * 3600
         if abs(seconds - round(seconds)) > 1e-9 or round(seconds) < 1:
-            raise ValueError(
-                f"hours must be a whole number (>= 1) of seconds when multiplied by 3600 (got {_checks.show(self.hours)})"
-            )
+            raise ValueError(f"hours must be a whole number (>= 1) of seconds when multiplied by 3600 "
+                             f"(got {_checks.show(self.hours)})")
         set_(self, "hours", int(hours) if hours.is_integer() else hours)
         set_(self, "backlog", _checks.integer("backlog", self.backlog, lo=0, hi=MAX_BACKLOG))
         for name in ("batch_service_s", "inter_service_s"):
@@ -93,19 +85,15 @@ class Scenario:
             raise ValueError(f"peak_rate must be >= trough_rate (got {_checks.bound(peak)} < {_checks.bound(trough)})")
         expected = (trough + peak) / 2 * round(seconds)
         if expected > MAX_EXPECTED_ARRIVALS:
-            raise ValueError(
-                f"hours x mean rate must expect at most {MAX_EXPECTED_ARRIVALS} interactive arrivals "
-                f"(got {expected:.0f}: hours={_checks.show(self.hours)}, trough_rate={trough!r}, peak_rate={peak!r})"
-            )
-        set_(self, "trough_rate", trough)
-        set_(self, "peak_rate", peak)
+            raise ValueError(f"hours x mean rate must expect at most {MAX_EXPECTED_ARRIVALS} interactive arrivals "
+                             f"(got {expected:.0f}: hours={_checks.show(self.hours)}, trough_rate={trough!r}, peak_rate={peak!r})")
+        set_(self, "trough_rate", trough), set_(self, "peak_rate", peak)
         set_(self, "preempt_cost_s", _checks.integer("preempt_cost_s", self.preempt_cost_s, lo=0))
         set_(self, "seed", _checks.integer("seed", self.seed, big=True))
         tick = _checks.number("tick_s", self.tick_s, lo=0, hi=1)
         if tick and abs(1 / tick - round(1 / tick)) > 1e-6:
-            raise ValueError(
-                f"tick_s must be 0 (event-driven) or divide one second: 1, 0.5, 0.1, 0.02, ... (got {_checks.show(self.tick_s)})"
-            )
+            raise ValueError(f"tick_s must be 0 (event-driven) or divide one second: 1, 0.5, 0.1, 0.02, ... "
+                             f"(got {_checks.show(self.tick_s)})")
         set_(self, "tick_s", int(tick) if tick in (0, 1) else 1 / round(1 / tick))
 
     @property

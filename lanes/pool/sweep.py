@@ -4,19 +4,14 @@
 >>> df = sweep(["reserve:0", "reserve:16"])          # doctest: +SKIP
 >>> df[["policy", "p99_s", "batch_done"]]            # doctest: +SKIP
 
-A progress line (:mod:`lanes.display.progress`: plain text updated in place, emptied
-at the end, so a saved notebook keeps none of it) is shown only in a live JupyterLab session, detected by
-the ``JPY_SESSION_NAME`` variable that Jupyter Server sets for its kernels, and
-only once a sweep has run for more than a second.  Under nbval, nbconvert,
-pytest or a plain script the sweep is silent, so executed notebooks never
-store a progress bar.  ``LANES_PROGRESS=1`` or ``0`` forces it on or off.
-pandas is imported inside the functions.
+A sweep is silent unless its caller hands it a ``progress`` function that
+wraps the list of runs (a notebook passes :func:`lanes.display.progress.lab_progress`,
+a line shown only in a live JupyterLab session).  pandas is imported inside the functions.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _checks
@@ -30,7 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "METRICS",
     "SEEDS",
-    "progress_enabled",
     "seeds_meeting",
     "smallest_meeting",
     "smallest_reserve",
@@ -71,32 +65,16 @@ _SCENARIO_FIELDS = (
 _POLICY_FIELDS = ("reserve", "floor", "aging_s", "victim", "min_run_s")
 
 
-def progress_enabled(progress: bool | None = None) -> bool:
-    """Whether a sweep shows a progress bar.
-
-    Parameters
-    ----------
-    progress : bool or None
-        ``True`` or ``False`` decide; ``None`` (default) asks the environment:
-        ``LANES_PROGRESS`` if set (``1``/``0``), otherwise on only inside a
-        live JupyterLab kernel (``JPY_SESSION_NAME`` set) that is not run by pytest.
-    """
-    if progress is not None:
-        return bool(progress)
-    forced = os.environ.get("LANES_PROGRESS")
-    if forced is not None:
-        return forced.strip().lower() in ("1", "true", "yes", "on")
-    if "PYTEST_CURRENT_TEST" in os.environ:
-        return False
-    return bool(os.environ.get("JPY_SESSION_NAME"))
+#: What a sweep's ``progress`` is: ``progress(runs, "simulating")`` returns an iterable over the runs.
+Progress = Callable[[Sequence[Any], str], Iterable[Any]]
 
 
-def _iterate(items: Sequence[Any], progress: bool | None, desc: str) -> Iterable[Any]:
-    if not progress_enabled(progress) or len(items) < 2:
+def _iterate(items: Sequence[Any], progress: Progress | None, desc: str) -> Iterable[Any]:
+    if progress is None:
         return items
-    from ..display.progress import track
-
-    return track(items, desc)
+    if not callable(progress):
+        raise ValueError(f"progress must be a function progress(runs, desc) or None (got {_checks.show(progress)})")
+    return progress(items, desc)
 
 
 def _metric(r: Any, scenario: Scenario, name: str) -> Any:
@@ -138,7 +116,7 @@ def sweep(
     policies: Sequence[str | Policy],
     scenarios: Scenario | Sequence[Scenario] | None = None,
     *,
-    progress: bool | None = None,
+    progress: Progress | None = None,
     **extensions: object,
 ) -> "pandas.DataFrame":
     """Run every policy on every scenario; one row per run.
@@ -149,8 +127,9 @@ def sweep(
         Policy specs (``"reserve:8"``) or Policy objects (extensions included).
     scenarios : Scenario or sequence of Scenario, optional
         The anchor scenario when omitted.
-    progress : bool, optional
-        Force the progress bar on or off (see :func:`progress_enabled`).
+    progress : function, optional
+        Shows how far the sweep is: ``progress(runs, desc)`` returns an iterable over the runs
+        (:func:`lanes.display.progress.lab_progress` in a notebook); silent when omitted.
     **extensions
         Extension fields applied to every string spec (``floor``, ``aging_s``,
         ``promote_s``, ``victim``, ``min_run_s``).
@@ -182,7 +161,7 @@ def sweep_scenarios(
     values: Sequence[Any],
     base: Scenario | None = None,
     *,
-    progress: bool | None = None,
+    progress: Progress | None = None,
     **extensions: object,
 ) -> "pandas.DataFrame":
     """Vary one scenario field or policy extension and run one policy per value.
@@ -198,8 +177,8 @@ def sweep_scenarios(
         Values of ``field``, one run each.
     base : Scenario, optional
         The scenario the values are applied to (the anchor scenario by default).
-    progress : bool, optional
-        Force the progress bar on or off.
+    progress : function, optional
+        Shows how far the sweep is, as in :func:`sweep`.
     **extensions
         Extension fields held fixed.
 
@@ -224,7 +203,7 @@ def sweep_scenarios(
     return df
 
 
-def _frame(runs: list[tuple[Scenario, Policy, Any]], progress: bool | None) -> "pandas.DataFrame":
+def _frame(runs: list[tuple[Scenario, Policy, Any]], progress: Progress | None) -> "pandas.DataFrame":
     import pandas as pd
 
     for sc, pol, _ in runs:
@@ -263,7 +242,7 @@ def sweep_seeds(
     base: Scenario | None = None,
     *,
     metrics: Sequence[str] = ("p50_s", "p99_s", "max_s", "late_fraction", "batch_done", "preempted", "util"),
-    progress: bool | None = None,
+    progress: Progress | None = None,
     **extensions: object,
 ) -> "pandas.DataFrame":
     """Run every policy on one scenario drawn with each seed; one row per run.
@@ -284,8 +263,9 @@ def sweep_seeds(
         Names from :data:`METRICS` to record.  ``peak_p99_s`` and
         ``batch_slot_h`` cost a second pass over the run, so they are left out
         by default.
-    progress : bool, optional
-        Force the progress bar on or off (see :func:`progress_enabled`).
+    progress : function, optional
+        Shows how far the sweep is: ``progress(runs, desc)`` returns an iterable over the runs
+        (:func:`lanes.display.progress.lab_progress` in a notebook); silent when omitted.
     **extensions
         Extension fields applied to every string spec.
 

@@ -80,8 +80,6 @@ _LAYOUTS = {"azure": AZURE_COLUMNS, "rebased": REBASED_COLUMNS, "vidur": VIDUR_C
 #: Most bins :meth:`Trace.counts` and :meth:`Trace.dispersion` make, and most
 #: blocks :meth:`Trace.resample` cuts (a smaller ``bin_s`` or ``block_s`` is refused).
 MAX_BINS = 10_000_000
-#: Most ticks :func:`reference_draws` lays out (the longest scenario window).
-MAX_TICKS = MAX_SERVICE_S
 
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d(?:\.\d+)?)")
 _INT = re.compile(r"\d+")
@@ -493,22 +491,6 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     backlog = tuple(rng.randint(lo, hi) for _ in range(scenario.backlog))
     when = tuple(int(t) for t in trace.arrival_s)
     return ArrivalStream(backlog, when, tuple(holds), tuple(t - w for t, w in zip(trace.arrival_s, when)), scenario.ticks)
-
-
-def reference_draws(stream: ArrivalStream, ticks: int) -> tuple[list[int], list[list[int]]]:
-    """A stream as :func:`lanes.exercises.reference.run` takes its draws: the backlog, and per tick the holds.
-
-    ``ticks`` is the scenario's window: more than the stream's last arrival
-    tick, and at most :data:`MAX_TICKS`.
-    """
-    _checks.instance("stream", stream, ArrivalStream)
-    last = stream.arrival_tick[-1] if stream.arrival_tick else -1
-    ticks = _checks.integer("ticks", ticks, lo=max(1, last + 1), hi=MAX_TICKS,
-                            lo_name="1 + the stream's last arrival tick" if last >= 1 else None)
-    per_tick: list[list[int]] = [[] for _ in range(ticks)]
-    for t, s in zip(stream.arrival_tick, stream.inter_service_s):
-        per_tick[t].append(s)
-    return list(stream.batch_service_s), per_tick
 
 
 # --- checks of the columns --------------------------------------------------------------

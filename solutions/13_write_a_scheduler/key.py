@@ -3,8 +3,8 @@
 The hidden days' seeds come from the course secret and the student's identifier (as the
 capstone's do), so they appear nowhere a student can read, and differ between students.
 The rules asked for are no built-in policy's (a cap on evictions per tick; sparing batch
-jobs about to finish): the reference policies below, run by ``lanes.exercises.reference`` on
-the same days, give the rows a student's policy must equal.
+jobs about to finish): the reference policies below, run by :func:`lanes.simulate` on the same
+days, give the rows a student's policy must equal.
 """
 
 import hashlib
@@ -12,7 +12,6 @@ import hashlib
 import lanes
 from grading.judge import Check, choice
 from grading.online import judge, source_text
-from lanes.exercises import reference
 from lanes.pool.protocol import Decision
 
 #: Hidden days per question, and how many hidden seeds are tried to find days that tell the
@@ -34,7 +33,7 @@ def hidden_seeds(student: str, secret: str | None = None, count: int = HIDDEN_DA
 
 
 def _row(day, rule):
-    return {k: x for k, x in reference.run(day, rule).items() if k != "policy"}
+    return {k: x for k, x in lanes.simulate(day, rule).row().items() if k != "policy"}
 
 
 def _days(v, rule, spec, **extensions):
@@ -112,7 +111,7 @@ def compare_with(answer, days, rule) -> list[Check]:
         if not verdict.ok:
             out.append(Check(False, f"hidden day {i}: {verdict.reason}"))
             continue
-        want = reference.run(day, rule)
+        want = lanes.simulate(day, rule).row()
         same = {**verdict.row, "policy": want["policy"]} == want
         out.append(Check(same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or "
                          "batch output differ from the rule's"))

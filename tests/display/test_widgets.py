@@ -205,8 +205,10 @@ class TestProgressLine:
         assert shown[-1] == ({"text/plain": ""}, True)
 
     def test_sweeps_use_the_progress_line_not_a_widget(self, monkeypatch):
-        from lanes.pool import sweep
+        from lanes.display import progress
 
         monkeypatch.setenv("LANES_PROGRESS", "1")
-        it = sweep._iterate([1, 2, 3], None, "runs")
+        it = progress.lab_progress([1, 2, 3], "runs")
         assert type(it).__name__ == "generator" and list(it) == [1, 2, 3]
+        monkeypatch.setenv("LANES_PROGRESS", "0")
+        assert progress.lab_progress([1, 2, 3], "runs") == [1, 2, 3]

@@ -144,16 +144,16 @@ class TestHonest:
         assert verdict.row == {**lanes.simulate(scenario, "priority").row(), "policy": "policy"}
 
     def test_given_arrivals_replace_the_draws(self):
-        from lanes.exercises import reference
-
-        backlog, per_tick = reference.draw(DAY)
-        quiet = [[] for _ in per_tick]  # nobody arrives: batch has the pool to itself
+        drawn = lanes.draw_stream(DAY)
+        quiet = lanes.ArrivalStream(drawn.batch_service_s, (), (), ())  # nobody arrives: batch has the pool
         verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), DAY, limits=FAST,
-                               draws=(backlog, quiet))
+                               stream=quiet)
         assert verdict.ok and verdict.n_arrivals == 0
-        assert verdict.row == reference.run(DAY, lanes.parse_policy("priority"), (backlog, quiet)) | {"policy": "policy"}
-        with pytest.raises(ValueError, match="every one of the"):
-            online.judge("def f(obs): pass\n", DAY, draws=(backlog, quiet[:5]))
+        assert verdict.row == {**lanes.simulate(DAY, "priority", stream=quiet).row(), "policy": "policy"}
+        with pytest.raises(ValueError, match="stream must be drawn for this scenario"):
+            online.judge("def f(obs): pass\n", DAY, stream=lanes.ArrivalStream((60,), (), (), ()))
+        with pytest.raises(ValueError, match="1 s clock"):
+            online.judge("def f(obs): pass\n", DAY.with_(tick_s=0.5))
 
     def test_prints_go_nowhere(self):
         verdict = _judge("""
@@ -275,7 +275,7 @@ HOSTILE = {
         policy = lambda obs: Decision()
     """,
     "imports the built-in policies": """
-        from lanes.pool import policies, reference  # the rules the engine and the judge run
+        from lanes.pool import engine, policies  # the rules the engine runs
         policy = lambda obs: Decision()
     """,
     "eats memory": """

@@ -3,7 +3,8 @@
 import pytest
 
 import lanes
-from lanes.pool.sweep import METRICS, progress_enabled, sweep, sweep_scenarios
+from lanes.display.progress import progress_enabled
+from lanes.pool.sweep import METRICS, sweep, sweep_scenarios
 
 pd = pytest.importorskip("pandas")
 
@@ -81,6 +82,18 @@ class TestProgress:
         sweep(["priority", "preempt"], lanes.Scenario(hours=0.25))
         out = capsys.readouterr()
         assert out.out == "" and out.err == ""
+
+    def test_the_caller_hands_the_sweep_its_progress(self):
+        seen = []
+
+        def progress(runs, desc):
+            seen.append((len(runs), desc))
+            return runs
+
+        df = sweep(["priority", "preempt"], lanes.Scenario(hours=0.25), progress=progress)
+        assert seen == [(2, "simulating")] and len(df) == 2
+        with pytest.raises(ValueError, match="progress must be a function"):
+            sweep(["priority"], lanes.Scenario(hours=0.25), progress=True)
 
 
 def test_the_clock_can_be_swept():

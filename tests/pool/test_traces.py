@@ -16,7 +16,6 @@ import lanes
 from lanes.cli import main
 from lanes.gpu import replay as rp
 from lanes.gpu.steps import simulate as simulate_steps
-from lanes.exercises import reference as reference_pool
 from lanes.pool import traces as tr
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -264,19 +263,6 @@ class TestReplay:
         assert sc.ticks == int(w.arrival_s[-1]) + 1
         assert sc.inter_service_s == (min(st.inter_service_s), max(st.inter_service_s))
         assert st.batch_service_s == lanes.draw_stream(sc).batch_service_s  # the course's backlog draw
-
-    @pytest.mark.parametrize("name, start, slots", [("conv", 0, 16), ("conv", 1800, 24), ("code", 600, 20)])
-    def test_fast_engine_and_reference_agree_on_trace_arrivals(self, name, start, slots):
-        w = tr.load_trace(name).window(start, start + 400)
-        base = lanes.Scenario(slots=slots, backlog=300, preempt_cost_s=7, seed=start + 1)
-        sc, st = rp.replay_inputs(w, base)
-        draws = tr.reference_draws(st, sc.ticks)
-        for spec in (*lanes.DEFAULT_POLICIES, "hybrid:4"):
-            pol = lanes.parse_policy(spec)
-            assert lanes.simulate(sc, pol, stream=st).row() == reference_pool.run(sc, pol, draws), spec
-        for ext in ({"floor": 3}, {"victim": "most_remaining"}, {"min_run_s": 20, "aging_s": 200}):
-            pol = lanes.parse_policy("preempt", **ext)
-            assert lanes.simulate(sc, pol, stream=st).row() == reference_pool.run(sc, pol, draws), ext
 
     def test_table_reads_one_stream_for_every_policy(self, code):
         table = rp.trace_table(code.window(0, 900), policies=("priority", "reserve:8", "preempt"))

@@ -179,14 +179,8 @@ def _trace():
     return traces.trace_from_requests([0, 0.4, 1.5, 7.25], [120, 900, 40, 64], [30, 200, 8, 12], name="t4")
 
 
-def _pool():
-    from lanes.exercises import reference
-
-    return reference.new_pool(Scenario(hours=0.05), [30, 40])
-
-
-class TestTracesReplayAndTheReference:
-    """Entries of the trace replay, the scheduler interface and the reference simulator."""
+class TestTracesReplayAndTheInterface:
+    """Entries of the trace replay and the scheduler interface."""
 
     @pytest.mark.parametrize(
         "call, names",
@@ -215,41 +209,19 @@ class TestTracesReplayAndTheReference:
             (lambda: _protocol().load_policy("1/0\n", "p.py"), ("p.py", "ZeroDivisionError", "line 1")),
             (lambda: _protocol().Board(0), ("slots",)),
             (lambda: _protocol().load_policy_file(0), ("path",)),
-            (lambda: _reference().carry_out(None, 2, None), ("pool",)),
-            (lambda: _reference().carry_out(_pool(), 10**18, None), ("t", "604800")),
-            (lambda: _reference().new_pool(Scenario(hours=0.05), 2), ("backlog",)),
-            (lambda: _reference().new_pool(Scenario(hours=0.05), [30, "x"]), ("backlog[1]",)),
-            (lambda: _reference().join_queue(_pool(), 0, [4, 0]), ("arrivals[1]",)),
             (lambda: lanes.simulate(Scenario(hours=0.05), object()), ("policy",)),
             (lambda: lanes.simulate(Scenario(hours=0.05), lambda obs: None, floor=2), ("extensions", "floor")),
             (lambda: lanes.rate_per_s(Scenario(hours=0.05), HUGE), ("t",)),
-            (lambda: _reference().run(Scenario(hours=0.05), "fifo", ([1], [[]])), ("per_tick", "180 ticks")),
-            (lambda: _reference().draw("x"), ("scenario",)),
         ],
     )
     def test_refused_naming_the_parameter(self, call, names):
         refused(call, *names)
-
-    def test_a_tick_count_short_of_the_stream_names_the_rule(self):
-        from lanes.gpu import replay
-
-        sc, st = replay.replay_inputs(_trace(), Scenario(hours=0.05, backlog=3))
-        message = refused(lambda: _traces().reference_draws(st, 2), "ticks")
-        assert "1 + the stream's last arrival tick" in message and "=8" in message
 
     def test_a_policy_file_that_raises_as_it_runs_is_one_line(self, tmp_path):
         f = tmp_path / "p.py"
         f.write_text("import nosuchmodule_lanes\n")
         message = refused(lambda: _protocol().load_policy_file(f), "ModuleNotFoundError", "line 1")
         assert str(f) in message
-
-    def test_the_checked_steps_still_give_the_anchor_rows(self):
-        from lanes.exercises import reference
-
-        sc = Scenario(hours=0.05, backlog=40, slots=8)
-        draws = reference.draw(sc)
-        for spec in ("fifo", "reserve:2", "hybrid:2"):
-            assert reference.run(sc, spec, draws) == simulate(sc, spec).row(), spec
 
 
 def _replay():
@@ -270,10 +242,6 @@ def _protocol():
     return protocol
 
 
-def _reference():
-    from lanes.exercises import reference
-
-    return reference
 
 class TestUnknownKeywords:
     @pytest.mark.parametrize(
