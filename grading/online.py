@@ -114,6 +114,9 @@ class Verdict:
     n_arrivals, n_admitted : int
         Interactive requests that arrived, and that got a slot (a policy that
         leaves requests waiting has a p99 over fewer).
+    timed_out : bool
+        The run ended because the policy took too long (to load, to answer a
+        tick, or in all).
     """
 
     ok: bool
@@ -123,10 +126,15 @@ class Verdict:
     elapsed_s: float
     n_arrivals: int = 0
     n_admitted: int = 0
+    timed_out: bool = False
 
 
 class _Fail(Exception):
     """Ends a judged run: the message is the verdict's reason."""
+
+
+class _TooLong(_Fail):
+    """Ends a judged run that ran past one of its time limits."""
 
 
 def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=None) -> Verdict:
@@ -182,7 +190,8 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
         return Verdict(True, "", result.row(), scenario.ticks, time.perf_counter() - began,
                        result.n_arrivals, result.n_interactive)
     except _Fail as exc:
-        return Verdict(False, str(exc), None, remote.t if remote else 0, time.perf_counter() - began)
+        return Verdict(False, str(exc), None, remote.t if remote else 0, time.perf_counter() - began,
+                       timed_out=isinstance(exc, _TooLong))
     except OSError:  # the pipe broke: the child is gone
         return Verdict(False, "the policy's process ended", None, remote.t if remote else 0,
                        time.perf_counter() - began)
@@ -293,7 +302,7 @@ class _Pipe:
                 raise _Fail(f"the policy flooded the pipe {where} (over {self.line_bytes} bytes)")
             left = deadline - time.perf_counter()
             if left <= 0 or not self.poll.poll(max(1, int(left * 1000) + 1)):
-                raise _Fail(f"the policy took too long {where}")
+                raise _TooLong(f"the policy took too long {where}")
             data = os.read(self.read_fd, 1 << 16)
             if not data:
                 raise _Fail(f"the policy's process ended {where}")
@@ -488,20 +497,28 @@ if __name__ == "__main__":
 # --- for answer keys ----------------------------------------------------------------------
 
 
-def compare_on_days(source: str | list, days: list, policy: str, **extensions: object) -> list[tuple[bool, str]]:
+def compare_on_days(source: str | list, days: list, policy: object, *, limits: JudgeLimits = JudgeLimits(),
+                    **extensions: object) -> list[tuple[bool, str]]:
     """Judge ``source`` (a str, or the lines :func:`source_of` makes) on each of ``days`` against a rule.
 
-    Returns, per day, whether the judged row equals the fast engine's row for
-    ``policy`` with ``extensions``, and a message without the expected values.
+    Returns, per day, whether the judged row equals the engine's row for
+    ``policy`` (a built-in spec with ``extensions``, or a reference scheduler),
+    and a message without the expected values; ``limits`` are each run's.  Once the policy runs out of
+    time on a day it is not run on the days after (each would cost the same
+    wait again): those days fail with a message that says so.
     """
     from lanes.pool.engine import simulate
 
-    out = []
+    out: list[tuple[bool, str]] = []
     source = source_text(source)
     for i, day in enumerate(days, 1):
-        verdict = judge(source, day)
+        verdict = judge(source, day, limits=limits)
         if not verdict.ok:
             out.append((False, f"hidden day {i}: {verdict.reason}"))
+            if verdict.timed_out:
+                out += [(False, f"hidden day {k}: not run (the policy ran out of time on hidden day {i})")
+                        for k in range(i + 1, len(days) + 1)]
+                break
             continue
         want = simulate(day, policy, **extensions).row()
         same = {**verdict.row, "policy": want["policy"]} == want

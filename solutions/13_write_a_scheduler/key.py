@@ -11,7 +11,7 @@ import hashlib
 
 import lanes
 from grading.judge import Check, choice
-from grading.online import judge, source_text
+from grading.online import compare_on_days
 from lanes.pool.protocol import Decision
 
 #: Hidden days per question, and how many hidden seeds are tried to find days that tell the
@@ -104,18 +104,7 @@ class AgingNearDone:
 
 def compare_with(answer, days, rule) -> list[Check]:
     """One check per hidden day: the judged policy's row equals the reference ``rule``'s row."""
-    source = source_text(answer)
-    out = []
-    for i, day in enumerate(days, 1):
-        verdict = judge(source, day)
-        if not verdict.ok:
-            out.append(Check(False, f"hidden day {i}: {verdict.reason}"))
-            continue
-        want = lanes.simulate(day, rule).row()
-        same = {**verdict.row, "policy": want["policy"]} == want
-        out.append(Check(same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or "
-                         "batch output differ from the rule's"))
-    return out
+    return [Check(ok, message) for ok, message in compare_on_days(answer, days, rule)]
 
 
 def q1(a, v):
