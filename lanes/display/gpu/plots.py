@@ -16,7 +16,7 @@ from lanes.gpu.batcher import BatchRun
 from lanes.gpu.chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
 from lanes.gpu.continuous import BatchingResult, DecodeStep
 from lanes.gpu.kvpool import KvPoolResult
-from ..pool.plots import COLORS, integer_ticks
+from ..pool.plots import COLORS, PANEL_WIDTH_IN, _axes, integer_ticks, panels
 from lanes.lane.queueing import QueueRun, mm1_response_quantile_s
 from lanes.gpu.steps import StepResult
 
@@ -39,15 +39,6 @@ __all__ = [
     "plot_swap_break_even",
     "plot_tenant_shares",
 ]
-
-
-def _axes(ax: "Axes | None", figsize: tuple[float, float] = (7, 3.2)) -> "Axes":
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax
 
 
 def plot_kv_ceiling(
@@ -154,7 +145,7 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
     long_index : int
         Position of the long prompt among the requests (drawn as a star).
     """
-    ax = _axes(ax, (8, 1.2 + 0.9 * len(runs)))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.2 + 0.9 * len(runs)))
     for row, (label, run) in enumerate(runs.items()):
         y = len(runs) - 1 - row
         for s in run.steps:
@@ -226,7 +217,7 @@ def plot_itl(runs: Mapping[str, StepResult], ax: "Axes | None" = None) -> "Axes"
 
 def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = None) -> "Axes":
     """Each tenant's share of weighted tokens under each admission policy (stacked bars)."""
-    ax = _axes(ax, (7, 1.0 + 0.7 * len(results)))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.0 + 0.7 * len(results)))
     names = list(results[0].shares)
     palette = [COLORS["interactive"], COLORS["batch"], "#2ca02c", "#9467bd"]
     for y, res in enumerate(results):
@@ -297,11 +288,9 @@ def plot_littles_check(points: Sequence[Mapping[str, Any]], ax: "Axes | None" = 
 
 
 def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
-    """Two panels against batch size: decode step time (ms) and tokens per second."""
+    """Two panels against batch size, one figure each: decode step time (ms) and tokens per second."""
     if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
+        axes = panels(2)
     a, b = axes
     xs = [s.batch for s in steps]
     a.plot(xs, [1e3 * s.step_s for s in steps], marker="o", label="step time")
@@ -320,11 +309,9 @@ def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = 
 
 
 def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
-    """Batch sizes in order (left) and total time (right) for labelled micro-batcher runs."""
+    """Two panels, one figure each: batch sizes in order and total time, for labelled micro-batcher runs."""
     if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained", gridspec_kw={"width_ratios": [2, 1]})
+        axes = panels(2)
     a, b = axes
     n = len(runs)
     width = 0.8 / n
@@ -342,7 +329,7 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
 
 def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" = None) -> "Axes":
     """Sequences decoding at each step over time, one line per mode; slots dashed."""
-    ax = _axes(ax, (8, 3.2))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 3.2))
     for r in results:
         ax.step(r.step_start_s, r.step_active, where="post", lw=1.2, label=f"{r.mode}")
     ax.axhline(results[0].slots, color="black", ls="--", lw=1, label=f"{results[0].slots} slots")

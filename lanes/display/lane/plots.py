@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lanes.lane.jobstore import BatchLaneResult
 from lanes.lane.interactive import OUTCOMES, LaneResult
-from ..pool.plots import integer_ticks
+from ..pool.plots import PANEL_WIDTH_IN, _axes, integer_ticks
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -34,15 +34,6 @@ OUTCOME_COLORS = {
     "timed-out": "#bcbcbc",
     "unfinished": "#d9d9d9",
 }
-
-
-def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax
 
 
 def _surge(ax: "Axes", result: LaneResult) -> None:
@@ -102,7 +93,7 @@ def plot_latency_over_time(
 
 def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, tenant: str | None = None) -> "Axes":
     """One horizontal bar per run: the share of requests in each outcome."""
-    ax = _axes(ax, (8, 0.5 + 0.55 * len(results)))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 0.5 + 0.55 * len(results)))
     labels = [r.policy.name for r in results]
     left = [0.0] * len(results)
     for outcome in OUTCOMES:

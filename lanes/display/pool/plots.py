@@ -36,12 +36,13 @@ __all__ = [
 COLORS = {"interactive": "#1f77b4", "batch": "#ff7f0e", "free": "#d9d9d9"}
 
 
-def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
+def _axes(ax: "Axes | None", figsize: tuple[float, float] | None = None) -> "Axes":
+    """``ax``, or the axes of a new figure of ``figsize`` (default one panel, :data:`PANEL_WIDTH_IN` wide)."""
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    _, ax = plt.subplots(figsize=figsize or (PANEL_WIDTH_IN, PANEL_HEIGHT_IN), layout="constrained")
     return ax
 
 
@@ -51,8 +52,11 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
 #: text. No text in the plotting modules is set smaller than matplotlib's 10-point default.
 PANEL_WIDTH_IN = 3.4
 
+#: Default height of one panel (inches).
+PANEL_HEIGHT_IN = 2.9
 
-def panels(n: int, *, height: float = 2.9, sharex: bool = False, sharey: bool = False) -> list["Axes"]:
+
+def panels(n: int, *, height: float = PANEL_HEIGHT_IN, sharex: bool = False, sharey: bool = False) -> list["Axes"]:
     """``n`` axes, each in a figure of its own, :data:`PANEL_WIDTH_IN` by ``height`` inches.
 
     A multi-panel figure drawn as separate small figures: JupyterLab and the
@@ -266,7 +270,7 @@ def plot_tradeoff(
     annotate : str, optional
         Column whose value labels each point (e.g. ``reserve``).
     """
-    ax = _axes(ax, figsize=(7, 4))
+    ax = _axes(ax, figsize=(PANEL_WIDTH_IN, 3.4))
     groups: list[tuple[Any, Any]] = [(None, frame)] if group is None else list(frame.groupby(group, sort=False))
     for key, part in groups:
         label = None if key is None else f"{group} = {key}"
