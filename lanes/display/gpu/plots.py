@@ -145,7 +145,7 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
     long_index : int
         Position of the long prompt among the requests (drawn as a star).
     """
-    ax = _axes(ax, (PANEL_WIDTH_IN, 1.2 + 0.9 * len(runs)))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.8 + 0.9 * len(runs)))
     for row, (label, run) in enumerate(runs.items()):
         y = len(runs) - 1 - row
         for s in run.steps:
@@ -155,8 +155,8 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
         ax.plot([run.ttft_s[long_index] + run.arrival_s[long_index]], [y + 0.35], "*", color=COLORS["batch"], ms=12, label="long prompt's first token" if row == 0 else None)
     ax.set_yticks(range(len(runs)), list(reversed(list(runs))))
     ax.set_ylim(-0.6, len(runs) - 0.1)
-    ax.set_xlabel("time (s); each grey bar is one engine step")
-    ax.legend(loc="lower right")
+    ax.set_xlabel("time (s); grey bars: engine steps")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
     return ax
 
 

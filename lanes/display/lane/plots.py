@@ -107,7 +107,7 @@ def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, te
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of requests (%)" + (f", tenant {tenant}" if tenant else ""))
     ax.invert_yaxis()
-    ax.legend(ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax.legend(ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     return ax
 
 

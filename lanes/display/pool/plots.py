@@ -43,6 +43,18 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float] | None = None) -> "Axe
     import matplotlib.pyplot as plt
 
     _, ax = plt.subplots(figsize=figsize or (PANEL_WIDTH_IN, PANEL_HEIGHT_IN), layout="constrained")
+    return _wrapping(ax)
+
+
+def _wrapping(ax: "Axes") -> "Axes":
+    """``ax`` with its title and x label wrapped to the figure's width, whatever text they get later.
+
+    A figure one panel wide has room for about 40 characters of title: a longer one,
+    unwrapped, would widen the saved image (the inline backend's tight box) and
+    shrink the whole figure on a phone.
+    """
+    ax.title.set_wrap(True)
+    ax.xaxis.label.set_wrap(True)
     return ax
 
 
@@ -75,7 +87,7 @@ def panels(n: int, *, height: float = PANEL_HEIGHT_IN, sharex: bool = False, sha
             raise ValueError(f"{name} must be True or False (got {flag!r})")
     import matplotlib.pyplot as plt
 
-    axes = [plt.subplots(figsize=(PANEL_WIDTH_IN, height), layout="constrained")[1] for _ in range(n)]
+    axes = [_wrapping(plt.subplots(figsize=(PANEL_WIDTH_IN, height), layout="constrained")[1]) for _ in range(n)]
     for ax in axes[1:]:
         if sharex:
             ax.sharex(axes[0])
@@ -180,7 +192,7 @@ def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_m
     ax.set_xlabel("busy interactive slots")
     ax.set_ylabel("probability")
     integer_ticks(ax, "x")
-    ax.set_title(f"Poisson, mean {mean:g}: orange bars are bursts to {level} or more")
+    ax.set_title(f"Poisson, mean {mean:g}: orange bars\nare bursts to {level} or more")
     return ax
 
 
