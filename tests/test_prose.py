@@ -197,6 +197,7 @@ PHRASES = {
         "far more than the {{f32_left}}": "peak_busy > f32_left, checked in test_claims_05",
         "The promise above is": Q, "when users take more slots": "the premise of the figure",
         "the two smallest floors": "the floors named (8 and 16)",
+        "seeds fall on one side of it": "the interval's definition (all seeds on one side of the median)",
         "users need more slots than such a floor": "the condition of the claim, not a result",
         "The largest floor,": "the floor named (32)", "Above the floor pure": Q,
         "the eviction rate falls to zero": "no eviction after hour 2, checked in test_claims_05",
