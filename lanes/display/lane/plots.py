@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lanes.lane.jobstore import BatchLaneResult
 from lanes.lane.interactive import OUTCOMES, LaneResult
-from ..pool.plots import PANEL_WIDTH_IN, _axes, integer_ticks
+from ..pool.plots import PANEL_WIDTH_IN, _axes, integer_ticks, legend_below
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -52,7 +52,7 @@ def plot_queue_length(results: Sequence[LaneResult], ax: "Axes | None" = None) -
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests waiting")
     integer_ticks(ax, "y")
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax
 
 
@@ -87,14 +87,14 @@ def plot_latency_over_time(
     ax.set_xlabel("arrival time (s)")
     ax.set_ylabel(f"p{round(q * 100)} latency (s)")
     ax.set_yscale("log")
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax
 
 
 def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, tenant: str | None = None) -> "Axes":
     """One horizontal bar per run: the share of requests in each outcome."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 0.5 + 0.55 * len(results)))
-    labels = [r.policy.name for r in results]
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.2 + 0.8 * len(results)))
+    labels = [r.policy.name.replace(", ", ",\n") for r in results]  # one rule per line: narrow labels
     left = [0.0] * len(results)
     for outcome in OUTCOMES:
         shares = []
@@ -126,5 +126,5 @@ def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None
     ax.set_xlabel("hours since submission")
     ax.set_ylabel("items finished")
     integer_ticks(ax, "y")
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax

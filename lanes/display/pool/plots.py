@@ -96,6 +96,14 @@ def panels(n: int, *, height: float = PANEL_HEIGHT_IN, sharex: bool = False, sha
     return axes
 
 
+def legend_below(ax: "Axes", **kwargs: Any) -> Any:
+    """``ax``'s legend under the plot, outside it: inside a figure one panel wide a legend
+    of several long entries covers the lines.  Needs the constrained layout of the figures
+    these modules make; extra keywords go to ``Figure.legend``."""
+    handles, labels = ax.get_legend_handles_labels()
+    return ax.figure.legend(handles, labels, loc="outside lower center", frameon=False, **kwargs)
+
+
 def integer_ticks(ax: "Axes", axis: str = "both") -> "Axes":
     """Put ticks on whole numbers only on ``axis`` (``"x"``, ``"y"`` or ``"both"``) of ``ax``.
 
