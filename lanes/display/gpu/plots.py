@@ -16,7 +16,7 @@ from lanes.gpu.batcher import BatchRun
 from lanes.gpu.chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
 from lanes.gpu.continuous import BatchingResult, DecodeStep
 from lanes.gpu.kvpool import KvPoolResult
-from ..pool.plots import COLORS, PANEL_WIDTH_IN, _axes, integer_ticks, panels
+from ..pool.plots import COLORS, PANEL_WIDTH_IN, _axes, integer_ticks, legend_below, panels
 from lanes.lane.queueing import QueueRun, mm1_response_quantile_s
 from lanes.gpu.steps import StepResult
 
@@ -69,7 +69,7 @@ def plot_kv_ceiling(
     ax.set_xlabel("arrival rate (requests/s)")
     ax.set_ylabel("KV cache in flight (GB)")
     ax.set_ylim(0, max(max(kv_gb), pool_bytes / 1e9) * 1.1)
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax
 
 
@@ -98,14 +98,16 @@ def plot_goodput_cliff(
     ax.axhline(tpot_target_s * 1e3, color="black", ls="--", lw=1, label=f"target {tpot_target_s * 1e3:g} ms")
     ax.set_xlabel("batch size (sequences)")
     ax.set_ylabel("TPOT (ms)")
-    integer_ticks(ax, "x")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))  # a panel's width holds six
     right = ax.twinx()
     right.plot(xs, [r.tokens_per_s_small for r in rows], color=COLORS["batch"], lw=2, label="throughput")
     right.plot(xs, [r.goodput_small_tokens_per_s for r in rows], color=COLORS["interactive"], lw=2, ls="-", drawstyle="steps-post", label="goodput")
     right.set_ylabel("tokens/s")
     right.set_ylim(0, max(r.tokens_per_s_small for r in rows) * 1.1)
     lines = ax.get_lines() + right.get_lines()
-    ax.legend(lines, [line.get_label() for line in lines], loc="upper left")
+    legend_below(ax, lines, ncol=2)
     ax.right = right  # type: ignore[attr-defined]
     return ax
 
@@ -131,7 +133,7 @@ def plot_swap_break_even(
     ax.set_yscale("log")
     ax.set_xlabel("effective copy bandwidth (GB/s)")
     ax.set_ylabel("time per token (us)")
-    ax.legend()
+    legend_below(ax)
     return ax
 
 
@@ -156,7 +158,7 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
     ax.set_yticks(range(len(runs)), list(reversed(list(runs))))
     ax.set_ylim(-0.6, len(runs) - 0.1)
     ax.set_xlabel("time (s); grey bars: engine steps")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
+    legend_below(ax)
     return ax
 
 
@@ -230,7 +232,7 @@ def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = 
     ax.set_yticks(range(len(results)), [r.policy for r in results])
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of weighted tokens")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=len(names))
+    legend_below(ax, ncol=len(names))
     return ax
 
 
@@ -320,7 +322,7 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
     a.set_xlabel("batch number (in order)")
     a.set_ylabel("requests in the batch")
     integer_ticks(a, "both")
-    a.legend()
+    legend_below(a)
     labels = [label.replace(", ", ",\n") for label in runs]  # narrow labels: one part per line
     b.barh(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
     b.invert_yaxis()

@@ -96,11 +96,16 @@ def panels(n: int, *, height: float = PANEL_HEIGHT_IN, sharex: bool = False, sha
     return axes
 
 
-def legend_below(ax: "Axes", **kwargs: Any) -> Any:
-    """``ax``'s legend under the plot, outside it: inside a figure one panel wide a legend
-    of several long entries covers the lines.  Needs the constrained layout of the figures
-    these modules make; extra keywords go to ``Figure.legend``."""
-    handles, labels = ax.get_legend_handles_labels()
+def legend_below(ax: "Axes", handles: Sequence[Any] | None = None, **kwargs: Any) -> Any:
+    """``ax``'s legend (or one of ``handles``) under the plot, outside it.
+
+    Inside a figure one panel wide a legend of several long entries covers the
+    lines.  Needs the constrained layout of the figures these modules make;
+    extra keywords go to ``Figure.legend``.
+    """
+    if handles is None:
+        handles = ax.get_legend_handles_labels()[0]
+    labels = [h.get_label() for h in handles]
     return ax.figure.legend(handles, labels, loc="outside lower center", frameon=False, **kwargs)
 
 
