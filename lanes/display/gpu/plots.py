@@ -323,10 +323,9 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
     a.set_ylabel("requests in the batch")
     integer_ticks(a, "both")
     legend_below(a)
-    labels = [label.replace(", ", ",\n") for label in runs]  # narrow labels: one part per line
-    b.barh(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
-    b.invert_yaxis()
-    b.set_xlabel("total time (ms)")
+    labels = [label.replace(" ", "\n") for label in runs]  # narrow labels: a word per line
+    b.bar(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
+    b.set_ylabel("total time (ms)")
     return [a, b]
 
 
