@@ -45,7 +45,7 @@ def _surge(ax: "Axes", result: LaneResult) -> None:
 
 def plot_queue_length(results: Sequence[LaneResult], ax: "Axes | None" = None) -> "Axes":
     """Queue length once per second for each run; the surge window shaded."""
-    ax = _axes(ax)
+    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     _surge(ax, results[0])
     for r in results:
         ax.plot(r.queue_len_t_s, r.queue_len, label=r.policy.name, lw=1.4)
@@ -69,7 +69,7 @@ def plot_latency_over_time(
     Bins with no answered request are left out.  The client deadline is drawn
     as a dashed line and the surge window is shaded.
     """
-    ax = _axes(ax)
+    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     _surge(ax, results[0])
     for r in results:
         xs, ys = [], []
@@ -92,9 +92,9 @@ def plot_latency_over_time(
 
 
 def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, tenant: str | None = None) -> "Axes":
-    """One horizontal bar per run: the share of requests in each outcome."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 1.2 + 0.8 * len(results)))
-    labels = [r.policy.name.replace(", ", ",\n") for r in results]  # one rule per line: narrow labels
+    """One horizontal bar per run, its rule written above it: the share of requests in each outcome."""
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.4 + 0.8 * len(results)))
+    ys = list(range(len(results)))
     left = [0.0] * len(results)
     for outcome in OUTCOMES:
         shares = []
@@ -102,18 +102,21 @@ def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, te
             n = sum(1 for x in r.records if tenant is None or x.tenant == tenant)
             shares.append(100 * r.count(outcome, tenant) / n if n else 0.0)
         if any(shares):
-            ax.barh(labels, shares, left=left, color=OUTCOME_COLORS[outcome], label="on time" if outcome == "served" else outcome)
+            ax.barh(ys, shares, left=left, height=0.45, color=OUTCOME_COLORS[outcome], label="on time" if outcome == "served" else outcome)
             left = [a + b for a, b in zip(left, shares)]
+    for y, r in zip(ys, results):  # the rule's name above its bar: a tick label would not fit
+        ax.text(0, y - 0.3, r.policy.name, va="bottom", ha="left")
+    ax.set_yticks([])
+    ax.set_ylim(len(results) - 0.5, -0.9)
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of requests (%)" + (f", tenant {tenant}" if tenant else ""))
-    ax.invert_yaxis()
-    ax.legend(ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    legend_below(ax, ncol=2)
     return ax
 
 
 def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None) -> "Axes":
     """Items finished over the hours (in-house solid, with provider dashed), one colour per run."""
-    ax = _axes(ax)
+    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     for r in results:
         label = "overflow on" if r.scenario.overflow else "overflow off"
         (line,) = ax.plot(r.hours, r.done_in_house, lw=1.6, label=f"{label}: in-house")
