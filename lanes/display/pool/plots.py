@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "binned",
     "integer_ticks",
+    "legend_below",
     "panels",
     "plot_batch_progress",
     "plot_littles_law",
