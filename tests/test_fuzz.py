@@ -93,7 +93,7 @@ EXCLUDED = {
             "lanes.gpu.chains.LittlesLaw", "lanes.gpu.chains.KvInFlight",
             "lanes.gpu.chains.Goodput", "lanes.gpu.chains.SwapVsRecompute",
             "lanes.gpu.chains.HolBlocking", "lanes.gpu.chains.P99Knee",
-            "lanes.gpu.chains.LongPrompt", "lanes.gpu.chains.TenantCost",
+            "lanes.gpu.chains.LongPrompt", "lanes.gpu.chains.TenantCost", "lanes.gpu.chains.ChunkCap",
             "lanes.gpu.chains.TokenWeights", "lanes.gpu.continuous.DecodeStep",
             "lanes.gpu.continuous.BatchingResult", "lanes.gpu.fairness.FairnessResult",
             "lanes.gpu.kvpool.KvPoolResult", "lanes.gpu.kvpool.PreemptionCost",

@@ -379,6 +379,86 @@ def hol_blocking(
     )
 
 
+@dataclass(frozen=True)
+class ChunkCap(_Result):
+    """Chain 5's remedy: first come, first served with one prompt's share of each step capped.
+
+    ``max_chunk_tokens`` is the cap (0: none).  The other users are the short
+    prompts behind the long one (their mean TTFT) and the decoders already
+    running (their time per output token: the mean step time until the long
+    prompt's first token).
+    """
+
+    max_chunk_tokens: int
+    short_ttft_s: float
+    long_ttft_s: float
+    decoder_tpot_s: float
+    decoder_worst_s: float
+
+
+def chunk_cap(
+    max_chunk_tokens: int | None = None,
+    *,
+    long_prompt_tokens: int = 32768,
+    short_prompts: int = 10,
+    short_prompt_tokens: int = 500,
+    budget_tokens: int = 8192,
+    decoders: int = 64,
+    decoder_context_tokens: int = 2048,
+    mfu: float = 0.5,
+    model: Model | str = "llama-3.1-8b",
+    hardware: Hardware | str = "h100-sxm",
+) -> ChunkCap:
+    """Chain 5 under FCFS, beside running decoders, with one prompt's share of a step capped.
+
+    Parameters
+    ----------
+    max_chunk_tokens : int, optional
+        Most prompt tokens one request takes in one step (None: no cap), see
+        :func:`lanes.gpu.steps.simulate`.
+    long_prompt_tokens, short_prompts, short_prompt_tokens, budget_tokens : int
+        As in :func:`hol_blocking`.
+    decoders, decoder_context_tokens : int
+        Decoders already running (64) and their context (2,048 tokens), as in
+        :func:`long_prompt`: the users whose time per token the long prompt's
+        chunks stretch.
+    mfu : float
+        Model FLOPs utilisation in (0, 1].
+    model, hardware : str or catalog entry
+
+    Returns
+    -------
+    ChunkCap
+        The short prompts' mean TTFT, the long prompt's TTFT, and the decoders'
+        mean and worst time per token until the long prompt's first token (s).
+    """
+    n_short = _checks.integer("short_prompts", short_prompts, lo=1, hi=MAX_SHORT_PROMPTS)
+    long_tokens = _checks.integer("long_prompt_tokens", long_prompt_tokens, lo=1, hi=MAX_PROMPT_TOKENS)
+    short_tokens = _checks.integer("short_prompt_tokens", short_prompt_tokens, lo=1, hi=MAX_PROMPT_TOKENS)
+    budget_tokens = _checks.integer("budget_tokens", budget_tokens, lo=1)
+    decoders = _checks.integer("decoders", decoders, lo=0, hi=min(budget_tokens - 1, MAX_DECODERS))
+    context = _checks.integer("decoder_context_tokens", decoder_context_tokens, lo=0, hi=MAX_CONTEXT_TOKENS)
+    run = simulate(
+        [Request(long_tokens)] + [Request(short_tokens)] * n_short,
+        order="fcfs",
+        budget_tokens=budget_tokens,
+        mfu=mfu,
+        model=_model(model),
+        hardware=_hardware(hardware),
+        decoders=decoders,
+        decoder_context_tokens=context,
+        max_chunk_tokens=max_chunk_tokens,
+    )
+    until_long = [s.duration_s for s in run.steps if s.end_s <= run.ttft_s[0]]
+    return ChunkCap(
+        max_chunk_tokens=0 if max_chunk_tokens is None else max_chunk_tokens,
+        short_ttft_s=sum(run.ttft_s[1:]) / n_short,
+        long_ttft_s=run.ttft_s[0],
+        decoder_tpot_s=sum(until_long) / len(until_long),
+        decoder_worst_s=max(until_long),
+    )
+
+
 # ---------------------------------------------------------------------------
 # 6. The p99 TTFT knee
 

@@ -5,7 +5,9 @@ Every engine step runs one forward pass over a batch of tokens:
 * each running decoder contributes one token (decoders are served first);
 * the rest of the **token budget** goes to waiting prompts, in the order the
   ordering policy gives (``"fcfs"`` or ``"by-length"``), a long prompt being
-  **chunked** across as many steps as it needs;
+  **chunked** across as many steps as it needs; optionally no prompt takes more
+  than ``max_chunk_tokens`` of one step (vLLM's ``long_prefill_token_threshold``),
+  so the prompts behind it share every step;
 * the step lasts ``max(compute, memory)`` on the roofline:
 
   - compute = linear FLOPs ``2 x params x tokens`` plus attention FLOPs
@@ -341,6 +343,7 @@ def simulate(
     mfu: float = 0.5,
     decoders: int = 0,
     decoder_context_tokens: int = 0,
+    max_chunk_tokens: int | None = None,
 ) -> StepResult:
     """Run the engine step by step until every request has finished.
 
@@ -364,6 +367,11 @@ def simulate(
         Background decoders already running at t = 0 (< ``budget_tokens``).
     decoder_context_tokens : int
         Tokens in each background decoder's KV cache at t = 0.
+    max_chunk_tokens : int, optional
+        Most prompt tokens one request may take in one step (>= 1): the cap on
+        one prompt's share of a step, so a long prompt leaves the rest of the
+        budget to the prompts behind it.  None (the default): no cap, a prompt
+        takes all the budget left.
 
     Returns
     -------
@@ -384,9 +392,12 @@ def simulate(
     mfu = _checks.number("mfu", mfu, lo=0, hi=1, lo_open=True)
     bg = _checks.integer("decoders", decoders, lo=0, hi=min(budget - 1, MAX_DECODERS))
     bg_context = _checks.integer("decoder_context_tokens", decoder_context_tokens, lo=0)
+    cap = None if max_chunk_tokens is None else _checks.integer("max_chunk_tokens", max_chunk_tokens, lo=1)
     m, h = _resolve(model, hardware)
     # Steps the run needs at least: the longest output, and every prompt token through the budget.
-    fewest = max(max(r.output_tokens for r in reqs), -(-sum(r.prompt_tokens for r in reqs) // (budget - bg)))
+    per_step = budget - bg if cap is None else min(budget - bg, cap)  # at least one prompt's tokens per step
+    fewest = max(max(r.output_tokens for r in reqs), -(-max(r.prompt_tokens for r in reqs) // per_step),
+                 -(-sum(r.prompt_tokens for r in reqs) // (budget - bg)))
     if fewest > MAX_STEPS or fewest * (bg + 1) > MAX_SEQUENCE_STEPS:
         raise ValueError(
             f"requests need at least {fewest} engine steps with {bg} decoders; the limits are "
@@ -424,7 +435,7 @@ def simulate(
         for w in sorted(waiting, key=key):
             if left <= 0:
                 break
-            take = min(w.remaining, left)
+            take = min(w.remaining, left) if cap is None else min(w.remaining, left, cap)
             chunks.append((w, take))
             seqs.append((w.done_tokens, take))
             left -= take

@@ -71,6 +71,15 @@ class TestMisconceptionPriorityMeansNoWait:
         assert (prio.batch_done.min(), prio.batch_done.max()) == (text["prio_done_low"], text["prio_done_high"])
         assert text["n_seeds"] == len(SEEDS) >= 10
 
+    def test_one_runs_p99_is_given_with_an_interval_that_supports_the_conclusion(self, runs, text):
+        prio = runs[runs.policy == "priority"]
+        n = len(prio)
+        # the lowest and highest of n seeds miss the median only if all n fall on one side of it
+        assert text["seeds_confidence"] == pytest.approx(1 - 2 * 0.5**n) and n == text["n_seeds"]
+        assert text["prio_p99_low_s"] <= text["prio_p99_s"] <= text["prio_p99_high_s"]
+        assert text["target_s"] == lanes.LATE_AFTER_S  # the 2 s of "late"
+        assert text["prio_p99_low_s"] > 5 * text["target_s"]  # "the whole interval lies far above"
+
     def test_fifo_makes_users_wait_hours_and_finishes_the_backlog(self, runs, text):
         fifo = runs[runs.policy == "fifo"]
         assert sorted(fifo.p50_s / 3600) == pytest.approx(sorted(text["fifo_p50_seeds_h"]))

@@ -309,3 +309,54 @@ class TestOccupancyPanels:
         for i in (1, 2):
             assert (batch[0] - batch[i]) == pytest.approx(free[i] - free[0], abs=0.5)
         assert max(inter) - min(inter) < 0.5  # the interactive band looks alike
+
+
+class TestTryItHalvedJobs:
+    """Jobs of 30 to 90 s with the backlog's job count kept: half the work queued, so it can run out."""
+
+    HALVED = SC.with_(batch_service_s=(30, 90))
+    R = range(10, 16)
+
+    @classmethod
+    @pytest.fixture(scope="class")
+    def half(cls):
+        """The chapter's glued runs (ten seeds, R = 10 to 15), seed 7, the last to meet the target, rerun."""
+        import pandas as pd
+
+        df = pd.DataFrame(glued(STEM)["half_runs"], columns=["seed", "reserve", "p99_s", "batch_done"])
+        assert sorted(set(df["seed"])) == list(SEEDS) and sorted(set(df["reserve"])) == list(cls.R)
+        rerun = sweep_seeds([f"reserve:{r}" for r in cls.R], [7], cls.HALVED, metrics=["p99_s", "batch_done"])
+        mine = df[df["seed"] == 7]
+        assert mine["p99_s"].tolist() == rerun["p99_s"].tolist()
+        assert mine["batch_done"].tolist() == rerun["batch_done"].tolist()
+        return df
+
+    def test_the_question_as_posed(self, text):
+        assert self.HALVED.backlog == SC.backlog == text["backlog"] == 10_000  # the backlog kept
+        assert (text["half_lo_s"], text["half_hi_s"]) == self.HALVED.batch_service_s == (30, 90)
+        assert (text["half_r_first"], text["half_r_last"]) == (self.R[0], self.R[-1])
+
+    def test_the_answer_and_the_range_swept(self, half, text):
+        meet = seeds_meeting(half, "p99_s", TARGET_S)
+        per_seed = smallest_meeting(half, "p99_s", TARGET_S)
+        assert meet[self.R[0]] == text["half_meet_first"] == 0  # every threshold inside the sweep
+        assert text["r_half_all"] == int(meet[meet == len(SEEDS)].index.min()) == per_seed.max()
+        assert text["r_half_low"] == per_seed.min() < text["r_half_all"]
+        assert text["half_saving"] == text["r_all"] - text["r_half_all"] > 0  # "saves ... slots"
+
+    def test_the_backlog_runs_out_at_most_seeds_own_thresholds_but_not_at_the_answer(self, half, text):
+        per_seed = smallest_meeting(half, "p99_s", TARGET_S)
+        done = half.set_index(["seed", "reserve"])["batch_done"]
+        ran_out = sum(done[s, per_seed[s]] == SC.backlog for s in SEEDS)
+        assert text["half_ran_out"] == ran_out == 7
+        lasts = sum(done[s, text["r_half_all"]] < SC.backlog for s in SEEDS)
+        assert text["half_lasts_at_all"] == lasts == len(SEEDS)
+
+    def test_the_days_work_queued_gives_the_same_answer(self, text):
+        assert text["whole_day_backlog"] == 2 * SC.backlog
+        r = text["r_half_all"]
+        rerun = sweep_seeds([f"reserve:{r - 1}", f"reserve:{r}"], [7], self.HALVED.with_(backlog=2 * SC.backlog),
+                            metrics=["p99_s", "batch_done"]).set_index("reserve")
+        assert rerun.loc[r - 1, "p99_s"] > TARGET_S >= rerun.loc[r, "p99_s"]  # seed 7: one slot fewer misses
+        assert (rerun["batch_done"] < 2 * SC.backlog).all()  # this backlog lasts the day
+        assert text["whole_meet_all"] == len(SEEDS) > text["whole_meet_below"] == len(SEEDS) - 1

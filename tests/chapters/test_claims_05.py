@@ -140,6 +140,23 @@ def test_floor_sweep_on_the_anchor_seed(floors):
     assert max(floors[0].busy_interactive) > SC.slots - 32
 
 
+def test_the_floor_tails_hold_on_five_seeds():
+    from glued_values import glued
+
+    g = glued("05_starvation_and_aging")
+    few = SEEDS[:5]
+    assert g["few_seeds"] == len(few) and SC.seed in few
+    assert g["few_confidence"] == pytest.approx(1 - 2 * 0.5 ** len(few))
+    assert len(g["few_small_p99_s"]) == 2 * len(few) and len(g["f32_peaks_s"]) == len(few)
+    spot = lanes.run_table(SC.with_(seed=1), [lanes.parse_policy("preempt", floor=f) for f in (8, 16, 32)])
+    mid = SC.ticks // 2
+    assert [r.p99_s for r in spot[:2]] == g["few_small_p99_s"][:2]
+    assert spot[2].window(mid - HOUR // 2, mid + HOUR // 2)["p99"] == g["f32_peaks_s"][0]
+    assert max(g["few_small_p99_s"]) <= 2  # "barely move the users' p99" on every seed
+    assert min(g["f32_peaks_s"]) > 10 * 60  # "another matter": over ten minutes on every seed
+    assert min(g["f32_peaks_s"]) <= g["f32_peak_p99_s"] <= max(g["f32_peaks_s"])
+
+
 def test_floor_24_spread_and_promise(seeds):
     p99 = col(seeds["preempt, floor 24"], "p99")
     assert max(p99) >= 3 * min(p99)  # wide spread across days

@@ -35,6 +35,38 @@ class TestHeadOfLine:
         assert min(waits) > 5 * chains.hol_blocking().short_ttft_by_length_s
 
 
+class TestChunkCap:
+    """The remedy of the head-of-line chain: one prompt's share of each step capped."""
+
+    def test_the_glued_figures_are_the_chain_with_and_without_the_cap(self):
+        from glued_values import glued
+
+        g = glued("09_chains_latency_and_fairness")
+        kw = dict(decoders=g["cap_decoders"], decoder_context_tokens=g["cap_context"])
+        none, capped = chains.chunk_cap(None, **kw), chains.chunk_cap(g["cap_shown"], **kw)
+        assert (g["cap_decoders"], g["cap_context"], g["cap_shown"]) == (64, 2048, 2048)
+        assert g["cap_short_none_s"] == pytest.approx(none.short_ttft_s)
+        assert g["cap_short_s"] == pytest.approx(capped.short_ttft_s)
+        assert g["cap_long_none_s"] == pytest.approx(none.long_ttft_s)
+        assert g["cap_long_s"] == pytest.approx(capped.long_ttft_s)
+        assert g["cap_tpot_none_ms"] == pytest.approx(none.decoder_tpot_s * 1e3)
+        assert g["cap_tpot_ms"] == pytest.approx(capped.decoder_tpot_s * 1e3)
+        assert g["cap_long_rise"] == pytest.approx(capped.long_ttft_s / none.long_ttft_s - 1)
+        # "falls from ... to": the short prompts by more than 5x, the decoders' steps by 3x
+        assert capped.short_ttft_s < none.short_ttft_s / 5
+        assert capped.decoder_tpot_s < none.decoder_tpot_s / 3
+        # "the long prompt pays ... more": a little, not nothing
+        assert 0 < g["cap_long_rise"] < 0.05
+
+    def test_no_step_gives_the_long_prompt_more_than_the_cap(self):
+        reqs = [steps.Request(32768)] + [steps.Request(500)] * 10
+        run = steps.simulate(reqs, budget_tokens=8192, decoders=64, decoder_context_tokens=2048,
+                             max_chunk_tokens=2048)
+        first = run.steps[0]
+        assert first.prefill_tokens == 2048 + 10 * 500  # the long prompt's share and every short one
+        assert max(s.prefill_tokens for s in run.steps[1:]) <= 2048
+
+
 class TestP99Knee:
     def test_the_formula(self):
         k = chains.p99_knee(service_s=0.0665, p99_target_s=1.0)

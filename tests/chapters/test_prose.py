@@ -123,6 +123,8 @@ PHRASES = {
         "before the shortest batch time": "the lower end of the batch job times (a parameter)",
         "a random moment falls in a long job more often than in a short one": PARADOX,
         "which adds the users ahead in the line": "the queue's order, not a comparison of values",
+        "between the lowest and the highest seed": "the interval's definition (the extremes of the seeds)",
+        "lies far above a {{target_s}} s target": "prio_p99_low_s > 5 x target_s, checked in test_claims_02",
     },
     "03_headroom": {
         "every** whole R from 0 (plain priority) to 20 on seed": "the R swept (a parameter)",
@@ -133,6 +135,9 @@ PHRASES = {
         "the first point on or below it is the smallest R of the printout above it":
             "how to read the figure (the threshold's definition; 'above' is a place on the page)",
         "at or below the target only from R =": "r_all's definition: the least R at which every seed meets the target",
+        "per seed the smallest R runs": "the per-seed threshold's definition (the least R meeting the target)",
+        "that seed's own smallest R": "the per-seed threshold's definition (the least R meeting the target)",
+        "and one slot fewer on": "R - 1, the R just below the answer (a position in the sweep)",
         "smallest sufficient R": "the name of the threshold the chapter defines (the least R that meets the target)",
         "one more slot meets": "R = r_anchor + 1, the next R swept (a definition)",
         "as the least you would try": "advice (r_all as the floor to try), not a comparison of values",
@@ -192,6 +197,7 @@ PHRASES = {
         "far more than the {{f32_left}}": "peak_busy > f32_left, checked in test_claims_05",
         "The promise above is": Q, "when users take more slots": "the premise of the figure",
         "the two smallest floors": "the floors named (8 and 16)",
+        "seeds fall on one side of it": "the interval's definition (all seeds on one side of the median)",
         "users need more slots than such a floor": "the condition of the claim, not a result",
         "The largest floor,": "the floor named (32)", "Above the floor pure": Q,
         "the eviction rate falls to zero": "no eviction after hour 2, checked in test_claims_05",
@@ -248,6 +254,8 @@ PHRASES = {
         "the long-prompt chain above": "a place on the page (the chain before this section)",
         "one more output token costs": "the marginal token (one added), not a comparison of values",
         "a smaller budget changes": "the smaller token budget the first chain tries (a parameter)",
+        "those of the 100K-prompt chain below": "a place on the page (the chain after this section)",
+        "prompt tokens spread over more steps": "what a cap does (more, smaller steps), not a value shown",
     },
     "10_where_it_breaks": {
         "Llama 3.1 8B": "a model name", "against 1)": "an exponential hold's squared coefficient of variation",

@@ -96,6 +96,43 @@ class TestHolBlocking:
             chains.hol_blocking(budget_tokens=0)
 
 
+class TestChunkCap:
+    """Chain 5's remedy: a cap on one prompt's share of each step, under FCFS."""
+
+    @classmethod
+    @pytest.fixture(scope="class")
+    def runs(cls):
+        return {cap: chains.chunk_cap(cap) for cap in (None, 2048)}
+
+    def test_no_cap_is_the_head_of_line_chain(self):
+        hol, plain = chains.hol_blocking(), chains.chunk_cap(None, decoders=0)
+        assert plain.short_ttft_s == hol.short_ttft_fcfs_s
+        assert plain.long_ttft_s == hol.long_ttft_fcfs_s
+        assert plain.max_chunk_tokens == 0
+
+    def test_a_cap_at_the_budget_changes_nothing(self, runs):
+        assert chains.chunk_cap(8192) == chains.ChunkCap(**{**runs[None].to_dict(), "max_chunk_tokens": 8192})
+
+    def test_the_cap_lets_short_prompts_in_and_shortens_the_decoders_steps(self, runs):
+        plain, capped = runs[None], runs[2048]
+        assert round(plain.short_ttft_s, 2) == 1.81 and round(capped.short_ttft_s, 2) == 0.23
+        assert round(plain.decoder_tpot_s * 1e3) == 362 and round(capped.decoder_tpot_s * 1e3) == 115
+        # the long prompt pays little: the same tokens, in more, smaller steps
+        assert 0 < capped.long_ttft_s - plain.long_ttft_s < 0.02 * plain.long_ttft_s
+
+    def test_no_step_gives_one_prompt_more_than_the_cap(self):
+        from lanes.gpu.steps import simulate
+
+        run = simulate([5000, 300, 300], budget_tokens=4096, max_chunk_tokens=1000)
+        assert [s.prefill_tokens for s in run.steps] == [1600, 1000, 1000, 1000, 1000]
+        assert run.ttft_s[1:] == (run.steps[0].end_s,) * 2  # the short prompts share the first step
+
+    @pytest.mark.parametrize("cap", [0, -5, 2.5, "4096"])
+    def test_bad_cap_names_the_parameter(self, cap):
+        with pytest.raises(ValueError, match=r"^max_chunk_tokens must be an integer"):
+            chains.chunk_cap(cap)
+
+
 class TestP99Knee:
     def test_card(self):
         r = chains.p99_knee()

@@ -762,21 +762,7 @@ def test_no_figure_is_wider_than_a_phone(offline_crawl):
 #: figure of PANEL_WIDTH_IN, ``lanes.display.pool.plots.panels``, would be shown at full size).
 #: The test fails when a page has more (a new small figure) and when it has fewer (then
 #: lower the count here, or drop the entry).
-SMALL_FIGURES_NOT_YET: dict[str, tuple[int, str]] = {
-    # single-panel figures 7 to 9 inches wide (a cell's figsize, or a plotting function's
-    # default size), shown at 0.4 to 0.6 of their size, labels 5.5 to 8 px
-    "notebooks/01_slots_and_littles_law.html": (3, "cells 8, 17, 20"),
-    "notebooks/02_why_priority_fails.html": (1, "cell 11"),
-    "notebooks/03_headroom.html": (1, "cell 11 (cell 8 is a folded reveal)"),
-    "notebooks/04_preemption.html": (2, "cells 18, 20"),
-    "notebooks/05_starvation_and_aging.html": (3, "cells 5, 17, 24"),
-    "notebooks/06_inside_the_lane.html": (4, "cells 8, 15, 20, 39"),
-    "notebooks/07_batching.html": (3, "cells 6, 14, 22"),
-    "notebooks/08_chains_memory_and_throughput.html": (3, "cells 10, 19, 27"),
-    "notebooks/09_chains_latency_and_fairness.html": (4, "cells 6, 17, 25, 36"),
-    "notebooks/10_where_it_breaks.html": (2, "cells 13, 23"),
-    "notebooks/12_real_traffic.html": (1, "cell 26"),
-}
+SMALL_FIGURES_NOT_YET: dict[str, tuple[int, str]] = {}
 
 
 def test_figure_labels_are_as_large_as_the_code_text_on_a_phone(offline_crawl):

@@ -16,7 +16,7 @@ from lanes.gpu.batcher import BatchRun
 from lanes.gpu.chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
 from lanes.gpu.continuous import BatchingResult, DecodeStep
 from lanes.gpu.kvpool import KvPoolResult
-from ..pool.plots import COLORS, integer_ticks
+from ..pool.plots import COLORS, PANEL_WIDTH_IN, _axes, integer_ticks, legend_below, panels
 from lanes.lane.queueing import QueueRun, mm1_response_quantile_s
 from lanes.gpu.steps import StepResult
 
@@ -39,15 +39,6 @@ __all__ = [
     "plot_swap_break_even",
     "plot_tenant_shares",
 ]
-
-
-def _axes(ax: "Axes | None", figsize: tuple[float, float] = (7, 3.2)) -> "Axes":
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax
 
 
 def plot_kv_ceiling(
@@ -78,7 +69,7 @@ def plot_kv_ceiling(
     ax.set_xlabel("arrival rate (requests/s)")
     ax.set_ylabel("KV cache in flight (GB)")
     ax.set_ylim(0, max(max(kv_gb), pool_bytes / 1e9) * 1.1)
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax
 
 
@@ -107,14 +98,16 @@ def plot_goodput_cliff(
     ax.axhline(tpot_target_s * 1e3, color="black", ls="--", lw=1, label=f"target {tpot_target_s * 1e3:g} ms")
     ax.set_xlabel("batch size (sequences)")
     ax.set_ylabel("TPOT (ms)")
-    integer_ticks(ax, "x")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))  # a panel's width holds six
     right = ax.twinx()
     right.plot(xs, [r.tokens_per_s_small for r in rows], color=COLORS["batch"], lw=2, label="throughput")
     right.plot(xs, [r.goodput_small_tokens_per_s for r in rows], color=COLORS["interactive"], lw=2, ls="-", drawstyle="steps-post", label="goodput")
     right.set_ylabel("tokens/s")
     right.set_ylim(0, max(r.tokens_per_s_small for r in rows) * 1.1)
     lines = ax.get_lines() + right.get_lines()
-    ax.legend(lines, [line.get_label() for line in lines], loc="upper left")
+    legend_below(ax, lines, ncol=2)
     ax.right = right  # type: ignore[attr-defined]
     return ax
 
@@ -140,7 +133,7 @@ def plot_swap_break_even(
     ax.set_yscale("log")
     ax.set_xlabel("effective copy bandwidth (GB/s)")
     ax.set_ylabel("time per token (us)")
-    ax.legend()
+    legend_below(ax)
     return ax
 
 
@@ -154,7 +147,7 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
     long_index : int
         Position of the long prompt among the requests (drawn as a star).
     """
-    ax = _axes(ax, (8, 1.2 + 0.9 * len(runs)))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.8 + 0.9 * len(runs)))
     for row, (label, run) in enumerate(runs.items()):
         y = len(runs) - 1 - row
         for s in run.steps:
@@ -164,8 +157,8 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
         ax.plot([run.ttft_s[long_index] + run.arrival_s[long_index]], [y + 0.35], "*", color=COLORS["batch"], ms=12, label="long prompt's first token" if row == 0 else None)
     ax.set_yticks(range(len(runs)), list(reversed(list(runs))))
     ax.set_ylim(-0.6, len(runs) - 0.1)
-    ax.set_xlabel("time (s); each grey bar is one engine step")
-    ax.legend(loc="lower right")
+    ax.set_xlabel("time (s); grey bars: engine steps")
+    legend_below(ax)
     return ax
 
 
@@ -226,7 +219,7 @@ def plot_itl(runs: Mapping[str, StepResult], ax: "Axes | None" = None) -> "Axes"
 
 def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = None) -> "Axes":
     """Each tenant's share of weighted tokens under each admission policy (stacked bars)."""
-    ax = _axes(ax, (7, 1.0 + 0.7 * len(results)))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.0 + 0.7 * len(results)))
     names = list(results[0].shares)
     palette = [COLORS["interactive"], COLORS["batch"], "#2ca02c", "#9467bd"]
     for y, res in enumerate(results):
@@ -239,7 +232,7 @@ def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = 
     ax.set_yticks(range(len(results)), [r.policy for r in results])
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of weighted tokens")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=len(names))
+    legend_below(ax, ncol=len(names))
     return ax
 
 
@@ -297,11 +290,9 @@ def plot_littles_check(points: Sequence[Mapping[str, Any]], ax: "Axes | None" = 
 
 
 def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
-    """Two panels against batch size: decode step time (ms) and tokens per second."""
+    """Two panels against batch size, one figure each: decode step time (ms) and tokens per second."""
     if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
+        axes = panels(2)
     a, b = axes
     xs = [s.batch for s in steps]
     a.plot(xs, [1e3 * s.step_s for s in steps], marker="o", label="step time")
@@ -320,11 +311,9 @@ def plot_step_cost(steps: Sequence[DecodeStep], axes: Sequence["Axes"] | None = 
 
 
 def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None = None) -> list["Axes"]:
-    """Batch sizes in order (left) and total time (right) for labelled micro-batcher runs."""
+    """Two panels, one figure each: batch sizes in order and total time, for labelled micro-batcher runs."""
     if axes is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained", gridspec_kw={"width_ratios": [2, 1]})
+        axes = panels(2)
     a, b = axes
     n = len(runs)
     width = 0.8 / n
@@ -333,8 +322,8 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
     a.set_xlabel("batch number (in order)")
     a.set_ylabel("requests in the batch")
     integer_ticks(a, "both")
-    a.legend()
-    labels = list(runs)
+    legend_below(a)
+    labels = [label.replace(" ", "\n") for label in runs]  # narrow labels: a word per line
     b.bar(labels, [1e3 * r.total_s for r in runs.values()], color=[f"C{i}" for i in range(n)])
     b.set_ylabel("total time (ms)")
     return [a, b]
@@ -342,7 +331,7 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
 
 def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" = None) -> "Axes":
     """Sequences decoding at each step over time, one line per mode; slots dashed."""
-    ax = _axes(ax, (8, 3.2))
+    ax = _axes(ax, (PANEL_WIDTH_IN, 3.2))
     for r in results:
         ax.step(r.step_start_s, r.step_active, where="post", lw=1.2, label=f"{r.mode}")
     ax.axhline(results[0].slots, color="black", ls="--", lw=1, label=f"{results[0].slots} slots")

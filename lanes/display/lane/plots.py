@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lanes.lane.jobstore import BatchLaneResult
 from lanes.lane.interactive import OUTCOMES, LaneResult
-from ..pool.plots import integer_ticks
+from ..pool.plots import PANEL_WIDTH_IN, _axes, integer_ticks, legend_below
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -36,15 +36,6 @@ OUTCOME_COLORS = {
 }
 
 
-def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax
-
-
 def _surge(ax: "Axes", result: LaneResult) -> None:
     for t in result.scenario.tenants:
         if t.surge_rate_per_s is not None and t.surge_end_s > t.surge_start_s:
@@ -54,14 +45,14 @@ def _surge(ax: "Axes", result: LaneResult) -> None:
 
 def plot_queue_length(results: Sequence[LaneResult], ax: "Axes | None" = None) -> "Axes":
     """Queue length once per second for each run; the surge window shaded."""
-    ax = _axes(ax)
+    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     _surge(ax, results[0])
     for r in results:
         ax.plot(r.queue_len_t_s, r.queue_len, label=r.policy.name, lw=1.4)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("requests waiting")
     integer_ticks(ax, "y")
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax
 
 
@@ -78,7 +69,7 @@ def plot_latency_over_time(
     Bins with no answered request are left out.  The client deadline is drawn
     as a dashed line and the surge window is shaded.
     """
-    ax = _axes(ax)
+    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     _surge(ax, results[0])
     for r in results:
         xs, ys = [], []
@@ -96,14 +87,14 @@ def plot_latency_over_time(
     ax.set_xlabel("arrival time (s)")
     ax.set_ylabel(f"p{round(q * 100)} latency (s)")
     ax.set_yscale("log")
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax
 
 
 def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, tenant: str | None = None) -> "Axes":
-    """One horizontal bar per run: the share of requests in each outcome."""
-    ax = _axes(ax, (8, 0.5 + 0.55 * len(results)))
-    labels = [r.policy.name for r in results]
+    """One horizontal bar per run, its rule written above it: the share of requests in each outcome."""
+    ax = _axes(ax, (PANEL_WIDTH_IN, 1.4 + 0.8 * len(results)))
+    ys = list(range(len(results)))
     left = [0.0] * len(results)
     for outcome in OUTCOMES:
         shares = []
@@ -111,18 +102,21 @@ def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, te
             n = sum(1 for x in r.records if tenant is None or x.tenant == tenant)
             shares.append(100 * r.count(outcome, tenant) / n if n else 0.0)
         if any(shares):
-            ax.barh(labels, shares, left=left, color=OUTCOME_COLORS[outcome], label="on time" if outcome == "served" else outcome)
+            ax.barh(ys, shares, left=left, height=0.45, color=OUTCOME_COLORS[outcome], label="on time" if outcome == "served" else outcome)
             left = [a + b for a, b in zip(left, shares)]
+    for y, r in zip(ys, results):  # the rule's name above its bar: a tick label would not fit
+        ax.text(0, y - 0.3, r.policy.name, va="bottom", ha="left")
+    ax.set_yticks([])
+    ax.set_ylim(len(results) - 0.5, -0.9)
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of requests (%)" + (f", tenant {tenant}" if tenant else ""))
-    ax.invert_yaxis()
-    ax.legend(ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    legend_below(ax, ncol=2)
     return ax
 
 
 def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None) -> "Axes":
     """Items finished over the hours (in-house solid, with provider dashed), one colour per run."""
-    ax = _axes(ax)
+    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     for r in results:
         label = "overflow on" if r.scenario.overflow else "overflow off"
         (line,) = ax.plot(r.hours, r.done_in_house, lw=1.6, label=f"{label}: in-house")
@@ -135,5 +129,5 @@ def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None
     ax.set_xlabel("hours since submission")
     ax.set_ylabel("items finished")
     integer_ticks(ax, "y")
-    ax.legend(loc="upper left")
+    legend_below(ax)
     return ax

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "binned",
     "integer_ticks",
+    "legend_below",
     "panels",
     "plot_batch_progress",
     "plot_littles_law",
@@ -36,12 +37,25 @@ __all__ = [
 COLORS = {"interactive": "#1f77b4", "batch": "#ff7f0e", "free": "#d9d9d9"}
 
 
-def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
+def _axes(ax: "Axes | None", figsize: tuple[float, float] | None = None) -> "Axes":
+    """``ax``, or the axes of a new figure of ``figsize`` (default one panel, :data:`PANEL_WIDTH_IN` wide)."""
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    _, ax = plt.subplots(figsize=figsize or (PANEL_WIDTH_IN, PANEL_HEIGHT_IN), layout="constrained")
+    return _wrapping(ax)
+
+
+def _wrapping(ax: "Axes") -> "Axes":
+    """``ax`` with its title and x label wrapped to the figure's width, whatever text they get later.
+
+    A figure one panel wide has room for about 40 characters of title: a longer one,
+    unwrapped, would widen the saved image (the inline backend's tight box) and
+    shrink the whole figure on a phone.
+    """
+    ax.title.set_wrap(True)
+    ax.xaxis.label.set_wrap(True)
     return ax
 
 
@@ -51,8 +65,11 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float] = (8, 3.2)) -> "Axes":
 #: text. No text in the plotting modules is set smaller than matplotlib's 10-point default.
 PANEL_WIDTH_IN = 3.4
 
+#: Default height of one panel (inches).
+PANEL_HEIGHT_IN = 2.9
 
-def panels(n: int, *, height: float = 2.9, sharex: bool = False, sharey: bool = False) -> list["Axes"]:
+
+def panels(n: int, *, height: float = PANEL_HEIGHT_IN, sharex: bool = False, sharey: bool = False) -> list["Axes"]:
     """``n`` axes, each in a figure of its own, :data:`PANEL_WIDTH_IN` by ``height`` inches.
 
     A multi-panel figure drawn as separate small figures: JupyterLab and the
@@ -71,13 +88,26 @@ def panels(n: int, *, height: float = 2.9, sharex: bool = False, sharey: bool = 
             raise ValueError(f"{name} must be True or False (got {flag!r})")
     import matplotlib.pyplot as plt
 
-    axes = [plt.subplots(figsize=(PANEL_WIDTH_IN, height), layout="constrained")[1] for _ in range(n)]
+    axes = [_wrapping(plt.subplots(figsize=(PANEL_WIDTH_IN, height), layout="constrained")[1]) for _ in range(n)]
     for ax in axes[1:]:
         if sharex:
             ax.sharex(axes[0])
         if sharey:
             ax.sharey(axes[0])
     return axes
+
+
+def legend_below(ax: "Axes", handles: Sequence[Any] | None = None, **kwargs: Any) -> Any:
+    """``ax``'s legend (or one of ``handles``) under the plot, outside it.
+
+    Inside a figure one panel wide a legend of several long entries covers the
+    lines.  Needs the constrained layout of the figures these modules make;
+    extra keywords go to ``Figure.legend``.
+    """
+    if handles is None:
+        handles = ax.get_legend_handles_labels()[0]
+    labels = [h.get_label() for h in handles]
+    return ax.figure.legend(handles, labels, loc="outside lower center", frameon=False, **kwargs)
 
 
 def integer_ticks(ax: "Axes", axis: str = "both") -> "Axes":
@@ -176,7 +206,7 @@ def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_m
     ax.set_xlabel("busy interactive slots")
     ax.set_ylabel("probability")
     integer_ticks(ax, "x")
-    ax.set_title(f"Poisson, mean {mean:g}: orange bars are bursts to {level} or more")
+    ax.set_title(f"Poisson, mean {mean:g}: orange bars\nare bursts to {level} or more")
     return ax
 
 
@@ -266,7 +296,7 @@ def plot_tradeoff(
     annotate : str, optional
         Column whose value labels each point (e.g. ``reserve``).
     """
-    ax = _axes(ax, figsize=(7, 4))
+    ax = _axes(ax, figsize=(PANEL_WIDTH_IN, 3.4))
     groups: list[tuple[Any, Any]] = [(None, frame)] if group is None else list(frame.groupby(group, sort=False))
     for key, part in groups:
         label = None if key is None else f"{group} = {key}"
