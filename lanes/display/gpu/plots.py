@@ -16,7 +16,7 @@ from lanes.gpu.batcher import BatchRun
 from lanes.gpu.chains import goodput, kv_in_flight, littles_law, swap_vs_recompute
 from lanes.gpu.continuous import BatchingResult, DecodeStep
 from lanes.gpu.kvpool import KvPoolResult
-from ..pool.plots import COLORS, PANEL_WIDTH_IN, _axes, integer_ticks, legend_below, panels
+from ..pool.plots import COLORS, PANEL_WIDTH_IN, axes_or_new, integer_ticks, legend_below, panels
 from lanes.lane.queueing import QueueRun, mm1_response_quantile_s
 from lanes.gpu.steps import StepResult
 
@@ -57,7 +57,7 @@ def plot_kv_ceiling(
     Each point is :func:`lanes.gpu.chains.littles_law` then
     :func:`lanes.gpu.chains.kv_in_flight` at one rate.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     kv_gb = []
     for rate in rates_per_s:
         ll = littles_law(arrival_rate_per_s=rate, ttft_s=ttft_s, output_tokens=output_tokens, tpot_s=tpot_s)
@@ -88,7 +88,7 @@ def plot_goodput_cliff(
     line is the TPOT target.  Returns the left Axes (the right one is
     ``ax.right``).
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     rows = [
         goodput(batch_small=b, batch_large=b, context_tokens=context_tokens, tpot_target_s=tpot_target_s, model=model, hardware=hardware)
         for b in batch_sizes
@@ -122,7 +122,7 @@ def plot_swap_break_even(
     hardware: str = "h100-sxm",
 ) -> "Axes":
     """Swap time per token against the copies' effective bandwidth, with recompute as a flat line."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     rows = [swap_vs_recompute(context_tokens=context_tokens, link_bytes_per_s=b, mfu=mfu, model=model, hardware=hardware) for b in bandwidths_bytes_per_s]
     gbps = [b / 1e9 for b in bandwidths_bytes_per_s]
     ax.plot(gbps, [r.swap_s_per_token * 1e6 for r in rows], color=COLORS["batch"], lw=2, label="swap out and back")
@@ -147,7 +147,7 @@ def plot_step_timeline(runs: Mapping[str, StepResult], ax: "Axes | None" = None,
     long_index : int
         Position of the long prompt among the requests (drawn as a star).
     """
-    ax = _axes(ax, (PANEL_WIDTH_IN, 1.8 + 0.9 * len(runs)))
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 1.8 + 0.9 * len(runs)))
     for row, (label, run) in enumerate(runs.items()):
         y = len(runs) - 1 - row
         for s in run.steps:
@@ -186,7 +186,7 @@ def plot_p99_knee(
     percentile : float
         Percentile of the curve, as a fraction (0.99: the p99).
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     rhos = [i / 200 for i in range(0, int(rho_max * 200) + 1)]
     curve = [mm1_response_quantile_s(service_s, r, percentile) for r in rhos]
     factor = curve[0] / service_s
@@ -205,7 +205,7 @@ def plot_p99_knee(
 
 def plot_itl(runs: Mapping[str, StepResult], ax: "Axes | None" = None) -> "Axes":
     """Inter-token latency the running decoders see at each decode step (ms), one line per run."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     for label, run in runs.items():
         itl = [d * 1e3 for d in run.itl_s]
         ax.plot(range(1, len(itl) + 1), itl, marker=".", lw=1.5, label=label)
@@ -219,7 +219,7 @@ def plot_itl(runs: Mapping[str, StepResult], ax: "Axes | None" = None) -> "Axes"
 
 def plot_tenant_shares(results: Sequence["FairnessResult"], ax: "Axes | None" = None) -> "Axes":
     """Each tenant's share of weighted tokens under each admission policy (stacked bars)."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 1.0 + 0.7 * len(results)))
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 1.0 + 0.7 * len(results)))
     names = list(results[0].shares)
     palette = [COLORS["interactive"], COLORS["batch"], "#2ca02c", "#9467bd"]
     for y, res in enumerate(results):
@@ -240,7 +240,7 @@ def plot_kv_pool(result: KvPoolResult, ax: "Axes | None" = None, *, bin_s: int =
     """KV blocks held by chats and by batch sequences over the run, against the pool size."""
     from ..pool.plots import binned
 
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     chat = binned(result.chat_blocks, bin_s)
     batch = binned(result.batch_blocks, bin_s)
     x = [(i * bin_s + bin_s / 2) / 60 for i in range(len(chat))]
@@ -261,7 +261,7 @@ def plot_littles_check(points: Sequence[Mapping[str, Any]], ax: "Axes | None" = 
     ``points`` are mappings with keys ``predicted`` and ``measured`` (and an
     optional ``label``).
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     pred = [p["predicted"] for p in points]
     meas = [p["measured"] for p in points]
     top = max(pred + meas) * 1.1
@@ -331,7 +331,7 @@ def plot_microbatch(runs: Mapping[str, BatchRun], axes: Sequence["Axes"] | None 
 
 def plot_batching_timeline(results: Sequence[BatchingResult], ax: "Axes | None" = None) -> "Axes":
     """Sequences decoding at each step over time, one line per mode; slots dashed."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 3.2))
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 3.2))
     for r in results:
         ax.step(r.step_start_s, r.step_active, where="post", lw=1.2, label=f"{r.mode}")
     ax.axhline(results[0].slots, color="black", ls="--", lw=1, label=f"{results[0].slots} slots")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lanes.lane.jobstore import BatchLaneResult
 from lanes.lane.interactive import OUTCOMES, LaneResult
-from ..pool.plots import PANEL_WIDTH_IN, _axes, integer_ticks, legend_below
+from ..pool.plots import PANEL_WIDTH_IN, axes_or_new, integer_ticks, legend_below
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -45,7 +45,7 @@ def _surge(ax: "Axes", result: LaneResult) -> None:
 
 def plot_queue_length(results: Sequence[LaneResult], ax: "Axes | None" = None) -> "Axes":
     """Queue length once per second for each run; the surge window shaded."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     _surge(ax, results[0])
     for r in results:
         ax.plot(r.queue_len_t_s, r.queue_len, label=r.policy.name, lw=1.4)
@@ -69,7 +69,7 @@ def plot_latency_over_time(
     Bins with no answered request are left out.  The client deadline is drawn
     as a dashed line and the surge window is shaded.
     """
-    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     _surge(ax, results[0])
     for r in results:
         xs, ys = [], []
@@ -93,7 +93,7 @@ def plot_latency_over_time(
 
 def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, tenant: str | None = None) -> "Axes":
     """One horizontal bar per run, its rule written above it: the share of requests in each outcome."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 1.4 + 0.8 * len(results)))
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 1.4 + 0.8 * len(results)))
     ys = list(range(len(results)))
     left = [0.0] * len(results)
     for outcome in OUTCOMES:
@@ -116,7 +116,7 @@ def plot_outcomes(results: Sequence[LaneResult], ax: "Axes | None" = None, *, te
 
 def plot_batch_lane(results: Sequence[BatchLaneResult], ax: "Axes | None" = None) -> "Axes":
     """Items finished over the hours (in-house solid, with provider dashed), one colour per run."""
-    ax = _axes(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
+    ax = axes_or_new(ax, (PANEL_WIDTH_IN, 4.0))  # room for the legend under the plot
     for r in results:
         label = "overflow on" if r.scenario.overflow else "overflow off"
         (line,) = ax.plot(r.hours, r.done_in_house, lw=1.6, label=f"{label}: in-house")

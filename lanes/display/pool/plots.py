@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = [
+    "axes_or_new",
     "binned",
     "integer_ticks",
     "legend_below",
@@ -37,7 +38,7 @@ __all__ = [
 COLORS = {"interactive": "#1f77b4", "batch": "#ff7f0e", "free": "#d9d9d9"}
 
 
-def _axes(ax: "Axes | None", figsize: tuple[float, float] | None = None) -> "Axes":
+def axes_or_new(ax: "Axes | None", figsize: tuple[float, float] | None = None) -> "Axes":
     """``ax``, or the axes of a new figure of ``figsize`` (default one panel, :data:`PANEL_WIDTH_IN` wide)."""
     if ax is not None:
         return ax
@@ -150,7 +151,7 @@ def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: i
     title : str, optional
         Axes title; the policy label by default.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     inter = binned(result.busy_interactive, bin_s)
     batch = binned(result.busy_batch, bin_s)
     x = _hours(len(inter), bin_s)
@@ -173,7 +174,7 @@ def plot_littles_law(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s:
     Two lines: the simulator's busy interactive slots (mean per ``bin_s``) and
     the arrival rate times the mean interactive slot time.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     sc = result.scenario
     lo, hi = sc.inter_service_s
     hold = (lo + hi) / 2
@@ -195,7 +196,7 @@ def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_m
 
     One bar per count from 0 to ``k_max`` (default ``mean + 5 sqrt(mean)``).
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     if k_max is None:
         k_max = int(mean + 5 * mean**0.5) + 1
     ks = list(range(k_max + 1))
@@ -242,7 +243,7 @@ def plot_waits_over_day(
     log : bool
         Log-scale y axis (for fifo's hours-long waits).
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     for r in results:
         x, y = _window_stat(r, bin_s, q)
         ax.plot(x, y, marker=".", label=r.policy.label)
@@ -256,7 +257,7 @@ def plot_waits_over_day(
 
 def plot_wait_ccdf(results: Sequence[SlotPoolResult], ax: "Axes | None" = None, *, max_wait_s: int = 60) -> "Axes":
     """Fraction of interactive requests waiting longer than x seconds, one step line per run."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     for r in results:
         n = max(1, len(r.wait_s))
         counts = [0] * (max_wait_s + 2)
@@ -296,7 +297,7 @@ def plot_tradeoff(
     annotate : str, optional
         Column whose value labels each point (e.g. ``reserve``).
     """
-    ax = _axes(ax, figsize=(PANEL_WIDTH_IN, 3.4))
+    ax = axes_or_new(ax, figsize=(PANEL_WIDTH_IN, 3.4))
     groups: list[tuple[Any, Any]] = [(None, frame)] if group is None else list(frame.groupby(group, sort=False))
     for key, part in groups:
         label = None if key is None else f"{group} = {key}"
@@ -313,7 +314,7 @@ def plot_tradeoff(
 
 def plot_preemptions(results: Sequence[SlotPoolResult], ax: "Axes | None" = None, *, bin_s: int = 600) -> "Axes":
     """Batch evictions per minute over the day, one line per run."""
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     for r in results:
         per_min = [v * 60 for v in binned(r.preempted_per_tick, bin_s)]
         ax.plot(_hours(len(per_min), bin_s), per_min, marker=".", label=r.policy.label)
@@ -344,7 +345,7 @@ def plot_batch_progress(
     labels : sequence of str, optional
         Line labels; policy labels by default.
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax)
     names = [r.policy.label for r in results] if labels is None else list(labels)
     for r, name in zip(results, names):
         done = r.batch_done_cumulative[59::60]
