@@ -369,7 +369,7 @@ def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | Non
         for c in (cand, m.group(1) if m else None):
             if c in known:
                 return c
-        for slug in known:  # Canvas-style names: login_..._NN_slug
+        for slug in known:  # the sets' own set_NN_slug, and Canvas-style names login_..._NN_slug
             if cand.endswith("_" + slug) or (m and m.group(1).endswith("_" + slug)):
                 return slug
     return None

@@ -27,7 +27,8 @@ student** named by a roster key (login, id, e-mail, ``file``) or, without a
 roster, by a valid login; **flat files** ``<login>_<anything>.ipynb`` matched to the longest
 roster login they start with (``jo_smith_01_x.ipynb`` is ``jo_smith``'s when both ``jo`` and
 ``jo_smith`` are on the roster). Without a roster a flat name is read only as
-``<login>_<set slug>.ipynb`` (the slug ends it, so a login may hold ``_``); any other flat
+``<login>_<set slug>.ipynb`` or ``<login>_set_<set slug>.ipynb`` (the set's own file
+name; the slug ends it, so a login may hold ``_``); any other flat
 name is reported, not guessed. **One student's own folder** given to the grader (a
 regrade: ``grade.py submissions/ines09 --roster ...``) is identified by its own name.
 
@@ -229,7 +230,7 @@ class Exports:
             return Origin(None, "no student of the roster handed this in (its file name does not start with a "
                                 "roster login and an '_')")
         for slug in self.sets:
-            m = re.match(rf"^(?P<who>.+)_{re.escape(slug)}(?:[-_ ].*|\s*\(\d+\))?$", stem, re.I)
+            m = re.match(rf"^(?P<who>.+?)_(?:set_)?{re.escape(slug)}(?:[-_ ].*|\s*\(\d+\))?$", stem, re.I)
             if m:
                 try:
                     return Origin(check_login(m.group("who")), export="<login>_<set> file")

@@ -12,7 +12,8 @@ For each master ``solutions/NN_slug/NN_slug.ipynb`` (Otter Assign format v1):
    with the repository root on ``PYTHONPATH`` so ``import lanes`` works;
 2. run ``otter assign`` into a temporary folder (which also runs every test,
    hidden ones included, against the solutions and fails if one does not pass);
-3. copy the student notebook to ``exercises/NN_slug/``, with volatile
+3. copy the student notebook to ``exercises/NN_slug/set_NN_slug.ipynb`` (:func:`student_file`:
+   the ``set_`` tells its JupyterLab tab from the chapter's), with volatile
    metadata removed (outputs, timings, random cell ids), so that regenerating
    an unchanged master gives byte-identical files;
 4. write the filled-in solutions notebook, in student layout, to
@@ -22,10 +23,11 @@ For each master ``solutions/NN_slug/NN_slug.ipynb`` (Otter Assign format v1):
 The student notebook is marked with its set (``metadata.lanes.set``), so a renamed
 copy is still graded. It needs no Otter and no ``tests/`` folder: Otter's init cell
 (which sat above the title, and without which ``grader.check`` raised NameError) is
-removed, and the variant cell, the one a student runs after typing ``STUDENT``, sets
-``grader = lanes.exercises.Checks(slug)`` and refuses a value that is not a course
-token (``V = grader.variant(STUDENT)``); ``grader.check("qN")`` then says what it
-checked, never "passed". The master's questions and points must match the set's spec in
+removed, and the master's ``STUDENT`` cell and variant cell become **one first code
+cell** (:func:`first_cell`): the student types the token and runs that cell, which sets
+``grader = lanes.exercises.Checks(slug)`` and refuses a value that is not a course token
+(``V = grader.variant(STUDENT)``); ``grader.check("qN")`` then says what it checked, never
+"passed". The master's questions and points must match the set's spec in
 ``lanes/exercises/sets/``; the answer key ``solutions/NN_slug/key.py`` never leaves
 ``solutions/``. Grading does not use Otter's autograder: see ``scripts/grade.py``.
 
@@ -145,28 +147,36 @@ def check_against_spec(master: pathlib.Path) -> None:
         raise SystemExit(f"{slug}: no answer key {master.parent / 'key.py'}")
 
 
-#: Put before the variant line of a set: run before the STUDENT cell, the variant
-#: cell says what to run first instead of a bare NameError.
-STUDENT_GUARD = (
-    'if "STUDENT" not in globals():\n'
-    '    raise NameError("STUDENT is not set yet: run the STUDENT cell above, then this one")\n'
-)
+#: The first code cell's comment: the one place a student reads what to do first.
+TOKEN_COMMENT = ('# Type your course token between the quotes (e.g. "jdoe42-k7f3q2"), then run\n'
+                 "# this cell: it checks the token, prints your variant and sets up grader.check.\n")
+
+#: What the master's title cell says of the two cells, and what the student's says of the one.
+_TWO_CELLS = re.compile(r"between the quotes in the `STUDENT` cell, then run the cell\s+after it:")
+ONE_CELL = "between the quotes in the first code cell, `STUDENT = \"\"`,\nand run that cell:"
 
 
-#: The variant cell's first line, as a student reads it.
-VARIANT_COMMENT = "# Run this cell: it checks your token, prints your variant and sets up grader.check."
+def student_file(slug: str) -> str:
+    """The student notebook's file name in ``exercises/<slug>/``: ``set_<slug>.ipynb``.
+
+    Not the chapter's name (``<slug>.ipynb``), so two JupyterLab tabs never read the same.
+    """
+    return f"set_{slug}.ipynb"
 
 
-def guard_variant_cell(source: str) -> str:
-    """The student's variant cell made from the master's: :data:`STUDENT_GUARD` first, then
+def first_cell(student: str, variant: str) -> str:
+    """The student's first code cell, made from the master's ``STUDENT`` cell and variant cell.
+
+    :data:`TOKEN_COMMENT`, the ``STUDENT = ...`` line, then the variant cell's code with
     ``grader = lanes.exercises.Checks(slug)`` and ``V = grader.variant(STUDENT)`` in place of
-    ``V = lanes.exercises.variant(slug, STUDENT)``."""
-    source = re.sub(r"^# Run this cell:.*$", VARIANT_COMMENT, source, count=1, flags=re.M)
-    if STUDENT_GUARD in source:
-        return source
-    return re.sub(r"^V = lanes\.exercises\.variant\((\"[0-9a-z_]+\"), STUDENT\)$",
-                  lambda m: f"{STUDENT_GUARD}grader = lanes.exercises.Checks({m.group(1)})\nV = grader.variant(STUDENT)",
-                  source, count=1, flags=re.M)
+    ``V = lanes.exercises.variant(slug, STUDENT)`` (its leading comment dropped).
+    """
+    token = re.search(r"^STUDENT = .*$", student, re.M).group(0)
+    code = re.sub(r"\A(?:#[^\n]*\n)+", "", variant)
+    code = re.sub(r"^V = lanes\.exercises\.variant\((\"[0-9a-z_]+\"), STUDENT\)$",
+                  lambda m: f"grader = lanes.exercises.Checks({m.group(1)})\nV = grader.variant(STUDENT)",
+                  code, count=1, flags=re.M)
+    return f"{TOKEN_COMMENT}{token}\n\n{code}"
 
 
 def _is_otter_init(cell) -> bool:
@@ -174,19 +184,24 @@ def _is_otter_init(cell) -> bool:
 
 
 def student_notebook(nb, slug: str) -> None:
-    """Mark the set in the metadata, drop Otter's init cell, and make the variant cell set up
-    the checks and refuse a value that is not a course token (:func:`guard_variant_cell`)."""
+    """Mark the set in the metadata, drop Otter's init cell, and make the ``STUDENT`` cell and
+    the variant cell one first code cell (:func:`first_cell`); the title cell says so."""
     nb.metadata["lanes"] = {"set": slug}
     nb.cells = [cell for cell in nb.cells if not _is_otter_init(cell)]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if len(code) >= 2 and re.search(r"^STUDENT = ", code[0].source, re.M) \
+            and re.search(r"^V = .*STUDENT\)$", code[1].source, re.M):
+        code[0].source = first_cell(code[0].source, code[1].source)
+        nb.cells.remove(code[1])
     for cell in nb.cells:
-        if cell.cell_type == "code" and re.search(r"^V = .*STUDENT\)$", cell.source, re.M):
-            cell.source = guard_variant_cell(cell.source)
-            break
+        if cell.cell_type == "markdown":
+            cell.source = _TWO_CELLS.sub(ONE_CELL, cell.source)
 
 
 def normalise_students(out_root: pathlib.Path = EXERCISES) -> list[pathlib.Path]:
     """Apply :func:`student_notebook` and :func:`normalize` to the student notebooks already
-    in ``out_root`` (no Otter, no execution); returns the files that changed.
+    in ``out_root`` (no Otter, no execution), under their :func:`student_file` names (a set
+    still named like its chapter is renamed); returns the files written.
 
     The same steps :func:`assign_one` applies, so a later full regeneration agrees.
     """
@@ -200,9 +215,12 @@ def normalise_students(out_root: pathlib.Path = EXERCISES) -> list[pathlib.Path]
         normalize(nb, keep_outputs=False)
         after = nbformat.writes(nb)
         after += "" if after.endswith("\n") else "\n"
-        if after != before:
-            path.write_text(after, encoding="utf-8")
-            changed.append(path)
+        dest = path.with_name(student_file(path.parent.name))
+        if after != before or dest != path:
+            dest.write_text(after, encoding="utf-8")
+            if dest != path:
+                path.unlink()
+            changed.append(dest)
     return changed
 
 
@@ -249,7 +267,7 @@ def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Pa
         nb = nbformat.read(student / f"{slug}.ipynb", as_version=4)
         student_notebook(nb, slug)
         normalize(nb, keep_outputs=False)
-        nbformat.write(nb, dest / f"{slug}.ipynb")
+        nbformat.write(nb, dest / student_file(slug))
         # The solutions notebook in student layout (answers filled in, tests
         # removed): what a perfect submission looks like.  Build folder only.
         sol = nbformat.read(dist / "autograder" / f"{slug}.ipynb", as_version=4)

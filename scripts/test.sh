@@ -25,8 +25,10 @@ PYTHON="${PYTHON:-python}"
 CHROMIUM="${LANES_CHROMIUM:-/usr/bin/chromium}"
 BWRAP="${LANES_BWRAP:-/usr/bin/bwrap}"
 
-# (find_spec looks the modules up without importing them: importing these takes seconds.)
-if ! "$PYTHON" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" \
+# (find_spec looks the modules up without importing them: importing these takes seconds;
+# the current folder is left out, where `lanes` is found without being installed, but not
+# by a kernel or a notebook started in another folder.)
+if ! "$PYTHON" -c "import importlib.util as u, sys; sys.path = [p for p in sys.path if p]; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))" \
         pytest xdist nbval playwright otter jupyter_book notfound lanes 2>/dev/null; then
     echo "test.sh: installing the Python requirements (requirements.txt) ..."
     "$PYTHON" -m pip install -q --upgrade "pip>=23.1"

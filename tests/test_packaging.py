@@ -499,8 +499,10 @@ def test_the_parallel_run_keeps_each_file_whole_and_the_graded_class_files_toget
     assert "tests/exercises/test_exercises.py" in expected and expected <= readers, readers
     units = {work_unit(f"{f}::test") for f in readers}
     assert len(units) == 1, f"the graded class is read on different workers: {sorted(readers)}"
-    judge = (ROOT / "tests" / "grading" / "test_online_judge.py").read_text(encoding="utf-8")
-    assert "tempfile.tempdir = " in judge and "_ours_or_orphaned" in judge
+    judge = ROOT / "tests" / "grading" / "test_online_judge.py"
+    if judge.is_file():  # (the instructor's: the student export drops it with grading/)
+        text = judge.read_text(encoding="utf-8")
+        assert "tempfile.tempdir = " in text and "_ours_or_orphaned" in text
 
 
 def test_property_tests_draw_the_same_examples_every_run():

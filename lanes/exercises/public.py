@@ -117,7 +117,7 @@ def public_check(slug: str, question: str, env: dict) -> None:
         raise CheckFailed("\n".join(problems))
     if student == "":
         print("Note: STUDENT is empty, so you are working the default variant. Type your "
-              "course token into the STUDENT cell, run it and the cell under it, then rerun your answers.")
+              "course token into the first code cell, run it, then rerun your answers.")
 
 
 class NotAToken(ValueError):

@@ -131,6 +131,15 @@ def test_there_are_notebooks_to_check():
     assert NOTEBOOKS and EXERCISES, "no chapter or exercise notebooks found"
 
 
+def test_exercise_sets_are_named_and_titled_apart_from_the_chapters():
+    """Two JupyterLab tabs never read the same: a set is ``set_NN_slug.ipynb``, titled "Exercises N"."""
+    assert {p.name for p in EXERCISES}.isdisjoint(p.name for p in NOTEBOOKS)
+    for path in EXERCISES:
+        assert path.name == f"set_{path.parent.name}.ipynb", path
+        title = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
+        assert re.match(r"# Exercises \d+: ", title), (path, title[:60])
+
+
 @pytest.mark.skipif(not (ROOT / "solutions").is_dir(),
                     reason="solutions/ is the instructor's: the student repository has no masters")
 def test_there_are_masters_to_check():

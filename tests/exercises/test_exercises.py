@@ -154,7 +154,7 @@ def test_shuffled_options_are_shown_only_in_the_variants_order():
                    if any(type(f).__name__ == "Choice" for q in spec.questions for _, f in q.answers)}
     assert set(shuffled) == choice_sets  # every set with a multiple-choice question shuffles it
     for slug, spec in shuffled.items():
-        path = EXERCISES / slug / f"{slug}.ipynb"
+        path = EXERCISES / slug / f"set_{slug}.ipynb"
         nb = nbformat.read(path, as_version=4)
         text = "\n".join(c.source for c in nb.cells)
         for var, texts in spec.options.items():
@@ -165,15 +165,16 @@ def test_shuffled_options_are_shown_only_in_the_variants_order():
 
 
 def test_each_student_notebook_shows_its_variant_first():
+    """Every set has its notebook, named apart from the chapter's; its first code cell holds
+    ``STUDENT`` and makes ``grader`` and ``V``; its title says to type the token there."""
     for slug in all_sets():
-        path = EXERCISES / slug / f"{slug}.ipynb"
-        if not path.is_file():
-            continue
-        nb = nbformat.read(path, as_version=4)
+        assert sorted(p.name for p in (EXERCISES / slug).glob("*.ipynb")) == [f"set_{slug}.ipynb"], slug
+        nb = nbformat.read(EXERCISES / slug / f"set_{slug}.ipynb", as_version=4)
         code = [c.source for c in nb.cells if c.cell_type == "code"]
         assert re.search(r'^STUDENT = ""', code[0], re.M), slug
-        assert f'grader = lanes.exercises.Checks("{slug}")' in code[1], slug
-        assert "V = grader.variant(STUDENT)" in code[1] and "print(V)" in code[1], slug
+        assert f'grader = lanes.exercises.Checks("{slug}")' in code[0], slug
+        assert "V = grader.variant(STUDENT)" in code[0] and "print(V)" in code[0], slug
+        assert "in the first code cell" in nb.cells[0].source and "STUDENT cell" not in nb.cells[0].source, slug
         assert nb.metadata["lanes"]["set"] == slug
 
 
@@ -226,7 +227,7 @@ def test_a_renamed_copy_checks_in_a_kernel_and_reports_a_name_error(tmp_path):
     from nbclient import NotebookClient
 
     slug = "01_slots_and_littles_law"
-    nb = nbformat.read(EXERCISES / slug / f"{slug}.ipynb", as_version=4)
+    nb = nbformat.read(EXERCISES / slug / f"set_{slug}.ipynb", as_version=4)
     for cell in nb.cells:  # (an answer cell may print the variant's options before the answer line)
         cell.source = re.sub(r"^q1_busy_slots = \.\.\.", "q1_busy_slots = 12.5", cell.source, flags=re.M)
         cell.source = re.sub(r"^q4_choice = \.\.\.", "q4_choice = d", cell.source, flags=re.M)

@@ -1,4 +1,4 @@
-"""What a student reads from a public check and from the variant cell, as JupyterLab shows it."""
+"""What a student reads from a public check and from the first code cell, as JupyterLab shows it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from lanes.exercises import public
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = "03_headroom"
-SET_DIR = ROOT / "exercises" / SET
+SET_PATH = ROOT / "exercises" / SET / f"set_{SET}.ipynb"
 
 
 def _cells(path: Path) -> list[str]:
@@ -95,30 +95,27 @@ def test_the_check_hook_is_registered_in_ipython():
 EXERCISE_NOTEBOOKS = sorted((ROOT / "exercises").glob("*/*.ipynb"))
 
 
-def _variant_cell(path: Path) -> str:
-    return next(c for c in _cells(path) if "grader.variant(STUDENT)" in c)
+def _first_cell(path: Path, student: str = "") -> str:
+    """The set's first code cell, with ``student`` typed between the quotes."""
+    cell = _cells(path)[0]
+    assert re.search(r'^STUDENT = ""$', cell, re.M), cell
+    return re.sub(r'^STUDENT = ""$', lambda _: f"STUDENT = {student!r}", cell, flags=re.M)
 
 
 @pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=lambda p: p.parent.name)
-def test_the_variant_cell_run_first_says_to_run_the_student_cell(path):
-    with pytest.raises(NameError, match=r"run the STUDENT cell above"):
-        exec(compile(_variant_cell(path), "<variant cell>", "exec"), {})
-
-
-@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=lambda p: p.parent.name)
-def test_the_student_cell_and_the_variant_cell_set_everything_up(path):
-    """No Otter and no cell above the title: the STUDENT cell is the first code cell, the
-    variant cell under it makes ``V`` and ``grader``, and every check cell can then run."""
+def test_the_first_code_cell_alone_sets_everything_up(path):
+    """No Otter and no cell above the title: the first code cell holds ``STUDENT`` and makes
+    ``V`` and ``grader``, so every check cell runs after it alone."""
     cells = _cells(path)
     assert not any("otter" in c for c in cells), "the student notebook still uses Otter"
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["cells"][0]["cell_type"] == "markdown" and "".join(nb["cells"][0]["source"]).startswith("# Exercises")
-    assert re.search(r'^STUDENT = ""$', cells[0], re.M)
     env: dict = {}
-    exec(compile(cells[0], "<student cell>", "exec"), env)
-    exec(compile(_variant_cell(path), "<variant cell>", "exec"), env)
-    assert env["V"].slug == path.parent.name
-    for check in (c for c in cells if c.startswith("grader.check(")):
+    exec(compile(_first_cell(path), "<first cell>", "exec"), env)
+    assert env["V"].slug == path.parent.name and env["STUDENT"] == ""
+    checks = [c for c in cells if c.startswith("grader.check(")]
+    assert checks
+    for check in checks:
         report = eval(check, env)
         assert not report.ok and "is not defined: run its answer cell" in repr(report), check
 
@@ -139,14 +136,13 @@ def _run_in_ipython(cells: list[str]) -> str:
 
 
 @pytest.mark.parametrize("typed", ["h3student-w5efvs", "h3student-w5evfr", "h3student", "h3student-w5efv"])
-def test_the_variant_cell_refuses_a_mistyped_token_or_a_bare_login_in_one_line(typed):
+def test_the_first_cell_refuses_a_mistyped_token_or_a_bare_login_in_one_line(typed):
     from lanes.exercises.variants import NOT_A_TOKEN, TEST_SECRET, student_token
 
     assert student_token("h3student", TEST_SECRET) == "h3student-w5efvr"  # what was handed out
-    shown = _run_in_ipython(["V = None", f"STUDENT = {typed!r}", _variant_cell(SET_DIR / f"{SET}.ipynb")])
+    shown = _run_in_ipython(["V = None", _first_cell(SET_PATH, typed)])
     assert shown.strip() == f"NotAToken: {NOT_A_TOKEN}", shown
-    good = _run_in_ipython(["STUDENT = 'h3student-w5efvr'", _variant_cell(SET_DIR / f"{SET}.ipynb"),
-                            "print(V.student)"])
+    good = _run_in_ipython([_first_cell(SET_PATH, "h3student-w5efvr"), "print(V.student)"])
     assert good.strip().endswith("h3student-w5efvr") and "NotAToken" not in good
 
 

@@ -157,7 +157,7 @@ def test_without_keys_the_grader_says_so_and_forms_only_gives_practice_feedback(
     subs = tmp_path / "subs"
     subs.mkdir()
     nbformat.write(honest("carol"), subs / "honest.ipynb")
-    shutil.copy(ROOT / "exercises" / SLUG / f"{SLUG}.ipynb", subs / "untouched.ipynb")
+    shutil.copy(ROOT / "exercises" / SLUG / f"set_{SLUG}.ipynb", subs / "untouched.ipynb")
     proc = subprocess.run([sys.executable, str(GRADE), str(subs), "--json", str(tmp_path / "r.json"), "--quiet",
                            "--solutions", str(tmp_path / "no_keys")], capture_output=True, text=True, timeout=120,
                           env=ENV)

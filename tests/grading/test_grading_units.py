@@ -87,8 +87,10 @@ def test_an_nbformat_3_notebook_is_converted(tmp_path):
 
 @pytest.mark.parametrize("meta", [{"lanes": "a string"}, {"lanes": {"set": [SLUG]}}, {"lanes": 3},
                                   {"otter": {"assignment_name": {"x": 1}}}])
-def test_metadata_of_the_wrong_type_is_ignored_and_the_file_name_decides(tmp_path, meta):
-    p = tmp_path / f"{SLUG}.ipynb"
+@pytest.mark.parametrize("name", [f"{SLUG}.ipynb", f"set_{SLUG}.ipynb", f"set_{SLUG}-Copy1.ipynb"])
+def test_metadata_of_the_wrong_type_is_ignored_and_the_file_name_decides(tmp_path, meta, name):
+    """The set's file name (``set_NN_slug``) and the name it had before (``NN_slug``) both decide."""
+    p = tmp_path / name
     p.write_text(_nb_json(**meta))
     nb, _, why = classroom.read_notebook(p)
     msgs: list = []
@@ -108,6 +110,8 @@ def test_identity_from_the_layouts_and_the_roster(tmp_path):
     root = tmp_path
     assert _who(root / "alice" / "nb.ipynb", root) == ("alice", "")
     assert _who(root / f"bob_{SLUG}.ipynb", root) == ("bob", "")
+    assert _who(root / f"bob_set_{SLUG}.ipynb", root) == ("bob", "")  # the set's own file name
+    assert _who(root / f"jo_smith_set_{SLUG}-Copy1.ipynb", root) == ("jo_smith", "")
     assert _who(root / "bob_123_456_01_slots.ipynb", root)[0] is None  # Canvas's names need a roster
     assert _who(root / "nobody.ipynb", root)[0] is None
     assert _who(root / "=HYPERLINK(x)" / "nb.ipynb", root)[0] is None

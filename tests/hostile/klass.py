@@ -433,7 +433,8 @@ def build(d: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     for login, master in honest_sets():
         put(honest(login, master=master), login, master.name)
     for master in masters():
-        shutil.copy(EXERCISES / master.stem / master.name, subs / UNTOUCHED / master.name)
+        student_file = f"set_{master.stem}.ipynb"  # the set's own name, as a student hands it in
+        shutil.copy(EXERCISES / master.stem / student_file, subs / UNTOUCHED / student_file)
     if not (subs / "alice" / MASTER.name).is_file():  # the classmate whose set 01 mallory and eve hand in
         put(honest("alice"), "alice")
     put(honest("peggy"), "peggy")

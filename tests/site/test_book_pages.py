@@ -62,7 +62,7 @@ def test_how_to_use_starts_jupyterlab_at_the_root_and_opens_an_exercise_set():
     text = (BOOK / "how_to_use.md").read_text()
     assert re.search(r"^jupyter lab$", text, re.MULTILINE)
     assert "root of the repository" in text
-    assert re.search(r"exercises/\d\d_\w+/\d\d_\w+\.ipynb", text)
+    assert re.search(r"exercises/(\d\d_\w+)/set_\1\.ipynb", text)
 
 
 class TestOperatingPage:

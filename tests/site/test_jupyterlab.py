@@ -357,7 +357,7 @@ def test_setup_cell_is_collapsed(opened):
 
 
 @pytest.mark.parametrize(
-    "rel", [f"notebooks/{CHAPTERS[0].name}", f"exercises/{EXERCISE_SET}/{EXERCISE_SET}.ipynb"]
+    "rel", [f"notebooks/{CHAPTERS[0].name}", f"exercises/{EXERCISE_SET}/set_{EXERCISE_SET}.ipynb"]
 )
 def test_open_and_save_leaves_the_file_unchanged(lab, lab_root, rel):
     before = (ROOT / rel).read_bytes()
