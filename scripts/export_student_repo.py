@@ -49,13 +49,7 @@ PRIVATE = (
     "tests/hostile/test_layouts.py",
     "tests/hostile/test_reading.py",
     "tests/lms_samples",
-    "tests/grading/test_course_secret.py",
-    "tests/grading/test_grading_class.py",
-    "tests/grading/test_grading_robustness.py",
-    "tests/grading/test_grading_units.py",
-    "tests/grading/test_online_judge.py",
-    "tests/grading/test_term.py",
-    "tests/grading/test_workflow_grade_class.py",
+    "tests/grading",
 )
 
 #: Text that marks a master notebook (Otter Assign's solution markers).
