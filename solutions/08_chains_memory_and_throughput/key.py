@@ -1,6 +1,9 @@
 """Answer key of set 08 (instructor only)."""
 
+from functools import lru_cache
+
 import lanes.gpu.chains as chains
+from lanes.pool import traces
 from grading.checks import all_of
 from grading.judge import close, equal
 
@@ -35,3 +38,24 @@ def q4(a, v):
     return all_of(close("q4_break_even_gbps", a["q4_break_even_gbps"], be / 1e9, rel=0.005,
                         hint="recompute time per token grows with the context, through attention"),
                   equal("q4_verdict", a["q4_verdict"], verdict, hint="compare your link with the break-even"))
+
+
+@lru_cache(maxsize=2)
+def _trace(name):
+    return traces.load_trace(name)
+
+
+@lru_cache(maxsize=None)
+def _window(trace, start_s, length_s):
+    return _trace(trace).window(start_s, start_s + length_s)
+
+
+def q5(a, v):
+    w = _window(v.q5_trace, v.q5_start_s, v.q5_length_s)
+    rate = w.n_requests / v.q5_length_s
+    held = [o * v.tpot_s for o in w.output_tokens]  # seconds each request decodes
+    kv = [h * (p + o / 2) for h, p, o in zip(held, w.prompt_tokens, w.output_tokens)]  # token-seconds
+    return [close("q5_decoding", a["q5_decoding"], rate * sum(held) / len(held), rel=1e-3,
+                  hint="Little's law: the window's arrivals per second times the mean decode time"),
+            close("q5_kv_tokens", a["q5_kv_tokens"], rate * sum(kv) / len(kv), rel=1e-3,
+                  hint="Little's law on token-seconds: prompt plus half the output, held while decoding")]
