@@ -40,6 +40,6 @@ SPEC = SetSpec(
     ),
     default={"long_prompt_tokens": 49152, "service_s": 0.06, "p99_target_s": 0.75, "prompt_tokens": 100_000, "budget_tokens": 6144,
              "b_input_tokens": 2500, "b_output_tokens": 600,
-             "q5_trace": "conv", "q5_start_s": 2170, "q5_length_s": 660, "q5_bin_s": 5, "q5_wait_target_s": 0.15},
+             "q5_trace": "conv", "q5_start_s": 1290, "q5_length_s": 660, "q5_bin_s": 5, "q5_wait_target_s": 0.15},
     draw=draw,
 )
