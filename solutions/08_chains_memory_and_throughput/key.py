@@ -1,5 +1,6 @@
 """Answer key of set 08 (instructor only)."""
 
+from bisect import bisect_left
 from functools import lru_cache
 
 import lanes.gpu.chains as chains
@@ -40,22 +41,26 @@ def q4(a, v):
                   equal("q4_verdict", a["q4_verdict"], verdict, hint="compare your link with the break-even"))
 
 
+
 @lru_cache(maxsize=2)
-def _trace(name):
-    return traces.load_trace(name)
-
-
-@lru_cache(maxsize=None)
-def _window(trace, start_s, length_s):
-    return _trace(trace).window(start_s, start_s + length_s)
+def _prefix(name):
+    """A shipped trace's arrivals, and running sums of output tokens and of output x (prompt + output / 2)
+    (q5: a window's sums are two differences, so a class of 1,000 costs no trace copies)."""
+    t = traces.load_trace(name)
+    out, kv = [0], [0.0]
+    for p, o in zip(t.prompt_tokens, t.output_tokens):
+        out.append(out[-1] + o)
+        kv.append(kv[-1] + o * (p + o / 2))
+    return t.arrival_s, out, kv
 
 
 def q5(a, v):
-    w = _window(v.q5_trace, v.q5_start_s, v.q5_length_s)
-    rate = w.n_requests / v.q5_length_s
-    held = [o * v.tpot_s for o in w.output_tokens]  # seconds each request decodes
-    kv = [h * (p + o / 2) for h, p, o in zip(held, w.prompt_tokens, w.output_tokens)]  # token-seconds
-    return [close("q5_decoding", a["q5_decoding"], rate * sum(held) / len(held), rel=1e-3,
+    arrivals, out, kv = _prefix(v.q5_trace)
+    # the requests of Trace.window(start, start + length): arrivals in [start, start + length)
+    i, j = bisect_left(arrivals, v.q5_start_s), bisect_left(arrivals, v.q5_start_s + v.q5_length_s)
+    per_request_s = v.tpot_s / (j - i)  # decode seconds per output token, over the window's requests
+    rate = (j - i) / v.q5_length_s
+    return [close("q5_decoding", a["q5_decoding"], rate * per_request_s * (out[j] - out[i]), rel=1e-3,
                   hint="Little's law: the window's arrivals per second times the mean decode time"),
-            close("q5_kv_tokens", a["q5_kv_tokens"], rate * sum(kv) / len(kv), rel=1e-3,
+            close("q5_kv_tokens", a["q5_kv_tokens"], rate * per_request_s * (kv[j] - kv[i]), rel=1e-3,
                   hint="Little's law on token-seconds: prompt plus half the output, held while decoding")]
