@@ -3,8 +3,6 @@
 from functools import lru_cache
 
 import lanes
-from lanes.gpu import replay
-from lanes.pool import traces
 from grading.checks import all_of
 from grading.judge import choice, close, equal
 from lanes.pool.sweep import scan_reserve
@@ -48,26 +46,3 @@ def q3(a, v):
 
 def q4(a, v):
     return choice("q4_choice", a["q4_choice"], "c", hint="what must headroom cover while batch slots drain?")
-
-
-@lru_cache(maxsize=2)
-def _trace(name):
-    return traces.load_trace(name)
-
-
-@lru_cache(maxsize=None)
-def _trace_reserve(trace, start_s, rate_factor, slots, target_s):
-    """The smallest reserve on ten minutes of a shipped trace, and the batch jobs its replay completes (q5)."""
-    window = _trace(trace).window(start_s, start_s + 600).scaled(rate_factor)
-    pool = lanes.Scenario(slots=slots)
-    r = replay.smallest_reserve(window, target_s, pool)
-    return r, replay.replay(window, f"reserve:{r}", pool).batch_done
-
-
-def q5(a, v):
-    # one criterion: a small whole R is shared by many variants, the batch jobs done are not
-    r, done = _trace_reserve(v.q5_trace, v.q5_start_s, v.q5_rate_factor, v.slots, v.target_s)
-    return all_of(equal("q5_reserve_trace", a["q5_reserve_trace"], r,
-                        hint="replay.smallest_reserve on your ten minutes with V.slots slots and V.target_s"),
-                  equal("q5_batch_done_trace", a["q5_batch_done_trace"], done,
-                        hint="batch jobs done by the replay at that R"))

@@ -13,10 +13,6 @@ def draw(rng):
         "short_batch_service_s": (short, short + rng.randrange(15, 31)),
         "target_s": rng.choice((1, 2, 3)),
         "seed": rng.randrange(1, 10**6),
-        # q5 (drawn last, so the parameters above stay as they were): ten minutes of a real trace
-        "q5_trace": rng.choice(("conv", "code")),
-        "q5_start_s": rng.randrange(0, 2801, 10),
-        "q5_rate_factor": rng.randrange(80, 151) / 100,
     }
 
 
@@ -27,11 +23,9 @@ SPEC = SetSpec(
         Question("q2", 3, {"q2_reserve_short": Int(lo=0), "q2_mean_busy": Float(lo=0)}),
         Question("q3", 2, {"q3_util_short": Float(lo=0, hi=1)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
-        Question("q5", 2, {"q5_reserve_trace": Int(lo=0), "q5_batch_done_trace": Int(lo=0)}),
     ),
     default={"slots": 80, "peak_rate": 4.5, "batch_service_s": (90, 210),
-             "short_batch_service_s": (20, 40), "target_s": 3, "seed": 2024,
-             "q5_trace": "conv", "q5_start_s": 1530, "q5_rate_factor": 1.1},
+             "short_batch_service_s": (20, 40), "target_s": 3, "seed": 2024},
     draw=draw,
     options={
         "q4_choice": (
