@@ -23,7 +23,7 @@ def draw(rng):
         "link_gbps": rng.randrange(20, 91) / 10,
         # q5 (drawn last, so the parameters above stay as they were): a window of a real trace
         "q5_trace": rng.choice(("conv", "code")),
-        "q5_start_s": rng.randrange(0, 2801, 10),
+        "q5_start_s": rng.randrange(0, 2501, 10),  # the window ends inside both traces (3,436 s)
         "q5_length_s": rng.randrange(300, 901, 60),
     }
 

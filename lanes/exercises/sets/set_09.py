@@ -22,7 +22,7 @@ def draw(rng):
     }
     # q5 (drawn last, so the parameters above stay as they were): a real trace window's burstiness
     v["q5_trace"] = rng.choice(("conv", "code"))
-    v["q5_start_s"] = rng.randrange(0, 2801, 10)
+    v["q5_start_s"] = rng.randrange(0, 2501, 10)  # the window ends inside both traces (3,436 s)
     v["q5_length_s"] = rng.randrange(300, 901, 60)
     v["q5_bin_s"] = rng.choice((1, 2, 5, 10))
     v["q5_wait_target_s"] = round(service_s * rng.randrange(50, 501) / 100, 4)
