@@ -4,7 +4,8 @@ Each answer key judges with ``close``, ``equal``, ``choice`` (``grading.judge``)
 key-local ``one_of``. :func:`expected` calls a key function with those helpers replaced by
 recorders, so it learns, without any notebook, what each check expects for a variant and with
 which tolerance. :func:`best_constant_share` then finds, per check, the single value that is
-right for the most variants (for numbers: the point covered by the most tolerance intervals)
+right for the most variants (for numbers: the point covered by the most tolerance intervals;
+for an ``all_of`` criterion: the tuple of values right in all its parts for the most variants)
 and weighs the checks as the question does: the largest share of the question's points that
 one constant answer earns on average over the variants.
 
@@ -117,23 +118,62 @@ def best_rate(values: list[tuple]) -> float:
     """The largest share of variants one constant is right for, given one check's expectations
     ``(kind, expected, tolerance)`` per variant."""
     n = len(values)
-    if values and values[0][0] == "all":  # right only when every part is: at most its best part's share
-        parts = len(values[0][1])
-        return min(best_rate([v[1][i] for v in values]) for i in range(parts))
-    nums = [(e, tol) for kind, e, tol in values if kind == "num"]
-    if nums:
-        if len(nums) != n:
-            raise ValueError("a check mixes numbers and exact values")
-        spans = []
-        for e, (rel, abs_tol) in nums:  # |c - e| <= max(rel * max(|c|, |e|), abs_tol)
-            below = max(rel * abs(e), abs_tol)
-            above = max(rel * abs(e) / (1 - rel) if rel < 1 else math.inf, abs_tol)
-            spans.append((e - below, e + above))
-        return _max_overlap(spans) / n
+    if values and values[0][0] == "all":  # right only when every part is: one constant per part, together
+        if any(v[0] != "all" or len(v[1]) != len(values[0][1]) for v in values):
+            raise ValueError("a check mixes combined and single criteria")
+        kinds = [kind for kind, _, _ in values[0][1]]  # exact parts first: they split the rows cheaply
+        order = sorted(range(len(kinds)), key=lambda i: kinds[i] == "num")
+        return _joint_best([tuple(v[1][i] for i in order) for v in values]) / n
+    if any(kind == "num" for kind, _, _ in values):
+        return _max_overlap(_spans(values)) / n
     counts: Counter = Counter()
     for kind, e, _ in values:
         counts.update(e if kind == "any" else (e,))
     return max(counts.values()) / n
+
+
+def _spans(values: list[tuple]) -> list[tuple[float, float]]:
+    """The interval of constants each ``("num", expected, (rel, abs))`` accepts."""
+    spans = []
+    for kind, e, tol in values:
+        if kind != "num":
+            raise ValueError("a check mixes numbers and exact values")
+        rel, abs_tol = tol  # |c - e| <= max(rel * max(|c|, |e|), abs_tol)
+        below = max(rel * abs(e), abs_tol)
+        above = max(rel * abs(e) / (1 - rel) if rel < 1 else math.inf, abs_tol)
+        spans.append((e - below, e + above))
+    return spans
+
+
+def _joint_best(rows: list[tuple]) -> int:
+    """The most rows one tuple of constants satisfies in every part at once (``all_of``).
+
+    ``rows`` hold one ``(kind, expected, tolerance)`` per part. Exact parts split the rows by
+    value; a numeric part tries each row's lowest accepted value (an optimum of closed intervals
+    lies at one), most-covered first, and stops once no candidate can beat the best found.
+    """
+    if not rows:
+        return 0
+    if not rows[0]:
+        return len(rows)
+    first = [r[0] for r in rows]
+    if any(kind == "num" for kind, _, _ in first):
+        spans = _spans(first)
+        if len(rows[0]) == 1:
+            return _max_overlap(spans)
+        cover = sorted(((sum(lo <= s[0] <= hi for lo, hi in spans), s[0]) for s in spans), reverse=True)
+        best = 0
+        for count, c in cover:
+            if count <= best:
+                break
+            best = max(best, _joint_best([r[1:] for r, (lo, hi) in zip(rows, spans) if lo <= c <= hi]))
+        return best
+    groups: dict = {}
+    for r in rows:
+        kind, e, _ = r[0]
+        for value in (e if kind == "any" else (e,)):
+            groups.setdefault(value, []).append(r[1:])
+    return max(_joint_best(g) for g in groups.values())
 
 
 def best_constant_share(checks_per_variant: list[list[tuple]]) -> float:

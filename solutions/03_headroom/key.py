@@ -5,6 +5,7 @@ from functools import lru_cache
 import lanes
 from grading.checks import all_of
 from grading.judge import choice, close, equal
+from lanes.pool.sweep import scan_reserve
 
 
 @lru_cache(maxsize=None)
@@ -15,12 +16,10 @@ def _scenario(slots, peak_rate, batch_service_s, seed):
 @lru_cache(maxsize=None)
 def _smallest(slots, peak_rate, batch_service_s, seed, target_s):
     sc = _scenario(slots, peak_rate, batch_service_s, seed)
-    stream = lanes.draw_stream(sc)
-    for r in range(sc.slots + 1):
-        run = lanes.simulate(sc, f"reserve:{r}", stream=stream)
-        if run.p99_s <= target_s:
-            return r, run
-    raise RuntimeError("no headroom meets the target")
+    r, runs = scan_reserve(sc, lambda run: run.p99_s <= target_s, stream=lanes.draw_stream(sc))
+    if r is None:
+        raise RuntimeError("no headroom meets the target")
+    return r, runs[-1]
 
 
 def q1(a, v):

@@ -51,3 +51,19 @@ def q3(a, v):
 
 def q4(a, v):
     return choice("q4_choice", a["q4_choice"], "b", hint="where did the batch lane's slot time go?")
+
+
+@lru_cache(maxsize=None)
+def _evictions_per_arrival(slots, peak_rate, preempt_cost_s, seed, tick_s):
+    sc = lanes.Scenario(hours=1, slots=slots, peak_rate=peak_rate, preempt_cost_s=preempt_cost_s, seed=seed,
+                        tick_s=tick_s)
+    run = lanes.simulate(sc, "preempt")
+    return run.preempted / run.n_arrivals
+
+
+def q5(a, v):
+    per = [_evictions_per_arrival(v.slots, v.peak_rate, v.preempt_cost_s, v.seed, tick) for tick in (1, v.q5_tick_s)]
+    return [close("q5_evictions_per_arrival_1s", a["q5_evictions_per_arrival_1s"], per[0], rel=1e-6,
+                  hint="evictions over interactive arrivals of preempt on the one-hour pool, 1 s clock"),
+            close("q5_evictions_per_arrival_fine", a["q5_evictions_per_arrival_fine"], per[1], rel=1e-6,
+                  hint="the same run with tick_s=V.q5_tick_s")]

@@ -1,6 +1,10 @@
 """Answer key of set 08 (instructor only)."""
 
+from bisect import bisect_left
+from functools import lru_cache
+
 import lanes.gpu.chains as chains
+from lanes.pool import traces
 from grading.checks import all_of
 from grading.judge import close, equal
 
@@ -35,3 +39,28 @@ def q4(a, v):
     return all_of(close("q4_break_even_gbps", a["q4_break_even_gbps"], be / 1e9, rel=0.005,
                         hint="recompute time per token grows with the context, through attention"),
                   equal("q4_verdict", a["q4_verdict"], verdict, hint="compare your link with the break-even"))
+
+
+
+@lru_cache(maxsize=2)
+def _prefix(name):
+    """A shipped trace's arrivals, and running sums of output tokens and of output x (prompt + output / 2)
+    (q5: a window's sums are two differences, so a class of 1,000 costs no trace copies)."""
+    t = traces.load_trace(name)
+    out, kv = [0], [0.0]
+    for p, o in zip(t.prompt_tokens, t.output_tokens):
+        out.append(out[-1] + o)
+        kv.append(kv[-1] + o * (p + o / 2))
+    return t.arrival_s, out, kv
+
+
+def q5(a, v):
+    arrivals, out, kv = _prefix(v.q5_trace)
+    # the requests of Trace.window(start, start + length): arrivals in [start, start + length)
+    i, j = bisect_left(arrivals, v.q5_start_s), bisect_left(arrivals, v.q5_start_s + v.q5_length_s)
+    per_request_s = v.tpot_s / (j - i)  # decode seconds per output token, over the window's requests
+    rate = (j - i) / v.q5_length_s
+    return [close("q5_decoding", a["q5_decoding"], rate * per_request_s * (out[j] - out[i]), rel=1e-3,
+                  hint="Little's law: the window's arrivals per second times the mean decode time"),
+            close("q5_kv_tokens", a["q5_kv_tokens"], rate * per_request_s * (kv[j] - kv[i]), rel=1e-3,
+                  hint="Little's law on token-seconds: prompt plus half the output, held while decoding")]

@@ -1,6 +1,9 @@
 """Answer key of set 09 (instructor only)."""
 
+from functools import lru_cache
+
 import lanes.gpu.chains as chains
+from lanes.pool import traces
 from grading.judge import close, equal
 
 
@@ -33,3 +36,23 @@ def q4(a, v):
             close("q4_share_shift", a["q4_share_shift"],
                   priced.round_robin_share_b - rule.round_robin_share_b, abs_tol=0.0002,
                   hint="the share at the priced weight minus the share at a weight of 3")]
+
+
+@lru_cache(maxsize=2)
+def _trace(name):
+    return traces.load_trace(name)
+
+
+@lru_cache(maxsize=None)
+def _cv2(trace, start_s, length_s, bin_s):
+    return _trace(trace).window(start_s, start_s + length_s).dispersion(bin_s)
+
+
+def q5(a, v):
+    cv2 = _cv2(v.q5_trace, v.q5_start_s, v.q5_length_s, v.q5_bin_s)
+    # Kingman: W = rho / (1 - rho) x (ca2 + 1) / 2 x S <= target, so rho / (1 - rho) = x below
+    x = 2 * v.q5_wait_target_s / ((cv2 + 1) * v.service_s)
+    return [close("q5_arrival_cv2", a["q5_arrival_cv2"], cv2, rel=1e-3,
+                  hint="variance over mean of the window's arrivals per bin of V.q5_bin_s seconds"),
+            close("q5_rho_max", a["q5_rho_max"], x / (1 + x), rel=1e-3,
+                  hint="solve Kingman's mean wait, exponential service, for the load at the target")]

@@ -153,12 +153,16 @@ def check_hidden() -> int:
     failed = 0
     for k, v in sorted(variants.items()):
         r = ref[k]["reference"]
-        answers = {"q5_policy": r["spec"], "q5_floor": 0, "q5_aging_s": -1,
-                   "q5_victim": r["ext"].get("victim", "youngest"), "q5_min_run_s": r["ext"].get("min_run_s", 0)}
-        runs = key.evaluate(v, key.policy_from(answers, v.slots), key.hidden_seeds(v.student, v.seed))
-        both = sum(y for _, y in runs)
+        pol, seeds = key.policy_from(key.reference_answers(k), v.slots), key.hidden_seeds(v.student, v.seed)
+        both = tried = 0
+        for seed in seeds:  # seed by seed, until the majority is met or out of reach
+            both += key.evaluate(v, pol, (seed,))[0][1]
+            tried += 1
+            if both >= key.MAJORITY or both + len(seeds) - tried < key.MAJORITY:
+                break
         failed += both < key.MAJORITY
-        print(f"member {k:2d} ({v.student}): {r['spec']} {r['ext']} meets both targets on {both} of {len(runs)}")
+        print(f"member {k:2d} ({v.student}): {r['spec']} {r['ext']} meets both targets on {both} of the first "
+              f"{tried} of {len(seeds)} hidden seeds")
     return 1 if failed else 0
 
 

@@ -36,6 +36,18 @@ MASTERS = klass.masters()
 needs_solutions = pytest.mark.skipif(not MASTERS, reason="no solutions/ in this checkout (student repository)")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_load_per_trace():
+    """Solutions run here for many students read a shipped trace: load each once (a trace is frozen)."""
+    import functools
+
+    from lanes.pool import traces
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(traces, "load_trace", functools.lru_cache(maxsize=4)(traces.load_trace))
+        yield
+
+
 # --------------------------------------------------------------------------- forms
 
 

@@ -67,6 +67,8 @@ def solution_answers(slug: str, student: str) -> dict:
 
 
 def judge(slug: str, answers: dict, student: str) -> dict:
+    """The key's verdicts on ``answers``; a question whose answers are missing scores 0 unjudged
+    (the capstone's q5 tests hand in q5 alone, so q1 and q2 are not simulated for them)."""
     return grade_answers(get_set(slug), load_key(SOLUTIONS, slug), student, {"answers": answers})
 
 
@@ -246,27 +248,26 @@ class TestCapstone:
     def test_reference_configuration_scores_full_through_the_key(self):
         v = get_set(CAPSTONE).variant("alice")
         ref = _reference()[v.scenario_id]["reference"]
-        result = judge(CAPSTONE, {**solution_answers(CAPSTONE, ""), **_config(ref["spec"], **ref["ext"])}, "alice")
+        result = judge(CAPSTONE, _config(ref["spec"], **ref["ext"]), "alice")
         assert result["q5"]["score"] == result["q5"]["possible"], result["q5"]
 
     def test_safe_but_wasteful_answers_lose_the_throughput_points(self):
         v = get_set(CAPSTONE).variant("bob")
-        base = solution_answers(CAPSTONE, "")
-        huge = judge(CAPSTONE, {**base, **_config(f"reserve:{v.slots // 3}")}, "bob")["q5"]
+        huge = judge(CAPSTONE, _config(f"reserve:{v.slots // 3}"), "bob")["q5"]
         assert huge["score"] == 2, huge  # latency met, batch target missed
-        greedy = judge(CAPSTONE, {**base, **_config("priority")}, "bob")["q5"]
+        greedy = judge(CAPSTONE, _config("priority"), "bob")["q5"]
         assert greedy["score"] == 0, greedy
 
     @pytest.mark.parametrize("spec, floor", [("fifo", 0), ("hybrid:4", "all")])
     def test_starving_interactive_work_scores_zero(self, spec, floor):
         # no interactive request is ever admitted: the p99 over admitted requests is -1 s
         v = get_set(CAPSTONE).variant("bob")
-        answers = {**solution_answers(CAPSTONE, ""), **_config(spec, floor=v.slots if floor == "all" else floor)}
+        answers = _config(spec, floor=v.slots if floor == "all" else floor)
         assert judge(CAPSTONE, answers, "bob")["q5"]["score"] == 0
 
     def test_a_configuration_the_pool_refuses_scores_zero(self):
         v = get_set(CAPSTONE).variant("bob")
-        bad = judge(CAPSTONE, {**solution_answers(CAPSTONE, ""), **_config(f"reserve:{v.slots + 1}")}, "bob")
+        bad = judge(CAPSTONE, _config(f"reserve:{v.slots + 1}"), "bob")
         assert bad["q5"]["score"] == 0 and bad["q5"]["messages"]
 
 

@@ -57,6 +57,14 @@ def test_the_measure_finds_a_shared_answer():
     assert vs.best_rate(nums) == 0.22  # a window 0.021 wide holds 22 points 0.001 apart
     combined = [("all", (("eq", "swap", None), ("num", float(i), (0.0, 1e-9))), None) for i in range(100)]
     assert vs.best_rate(combined) == 0.01
+    # judged together: a whole second shared by a tenth and a late share of 1.0 shared by half meet
+    # in only a twentieth (a bound by the rarer part alone would say a tenth)
+    joint = [("all", (("num", 1.0 if i < 50 else i / 100, (0.0, 1e-9)), ("eq", i % 10, None)), None)
+             for i in range(100)]
+    assert vs.best_rate(joint) == 0.05
+    tolerant = [("all", (("num", i / 100, (0.0, 0.025)), ("num", (i % 4) / 10, (0.0, 1e-9))), None)
+                for i in range(100)]
+    assert vs.best_rate(tolerant) == 0.02  # a window holds 6 neighbours, at most 2 of them alike mod 4
     # a question of two checks, weights 1 and 3: the shared verdict earns a quarter of it
     checks = [[("v", "eq", "swap", None, 1.0), ("x", "num", float(i), (0.0, 1e-9), 3.0)] for i in range(100)]
     assert vs.best_constant_share(checks) == pytest.approx((1.0 * 1 + 3 * 0.01) / 4)

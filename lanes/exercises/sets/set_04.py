@@ -12,6 +12,8 @@ def draw(rng):
         "preempt_cost_s": rng.randrange(30, 91, 5),
         "target_s": rng.choice((3, 4, 5, 6, 7, 8)),
         "seed": rng.randrange(1, 10**6),
+        # q5 (drawn last, so the parameters above stay as they were): a finer scheduling clock
+        "q5_tick_s": rng.choice((0.5, 0.25, 0.2, 0.1, 0.05, 0.04, 0.025, 0.02)),
     }
 
 
@@ -22,8 +24,10 @@ SPEC = SetSpec(
         Question("q2", 2, {"q2_batch_done": Int(lo=0)}),
         Question("q3", 2, {"q3_recompute_h": Float(lo=0)}),
         Question("q4", 1, {"q4_choice": Choice("abcd")}),
+        Question("q5", 2, {"q5_evictions_per_arrival_1s": Float(lo=0),
+                           "q5_evictions_per_arrival_fine": Float(lo=0)}),
     ),
-    default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3131},
+    default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3131, "q5_tick_s": 0.05},
     draw=draw,
     options={
         "q4_choice": (

@@ -21,6 +21,10 @@ def draw(rng):
         "tpot_target_s": rng.randrange(110, 171) / 10_000,
         "context_tokens": log_uniform(rng, 8192, 131072, 256),
         "link_gbps": rng.randrange(20, 91) / 10,
+        # q5 (drawn last, so the parameters above stay as they were): a window of a real trace
+        "q5_trace": rng.choice(("conv", "code")),
+        "q5_start_s": rng.randrange(0, 2501, 10),  # the window ends inside both traces (3,436 s)
+        "q5_length_s": rng.randrange(300, 901, 60),
     }
 
 
@@ -31,8 +35,10 @@ SPEC = SetSpec(
         Question("q2", 2, {"q2_ceiling_rps": Float(lo=0)}),
         Question("q3", 3, {"q3_max_batch": Int(lo=0), "q3_max_rate_rps": Float(lo=0)}),
         Question("q4", 2, {"q4_break_even_gbps": Float(lo=0), "q4_verdict": Str(("swap", "recompute"))}),
+        Question("q5", 2, {"q5_decoding": Float(lo=0), "q5_kv_tokens": Float(lo=0)}),
     ),
     default={"rate_per_s": 7, "ttft_s": 0.6, "output_tokens": 450, "tpot_s": 0.03, "kv_tokens": 2800,
-             "tpot_target_s": 0.014, "context_tokens": 24576, "link_gbps": 6},
+             "tpot_target_s": 0.014, "context_tokens": 24576, "link_gbps": 6,
+             "q5_trace": "code", "q5_start_s": 910, "q5_length_s": 540},
     draw=draw,
 )
