@@ -476,16 +476,23 @@ def test_no_default_answer_appears_in_a_chapter_output():
     for slug, values in answers.items():
         for var, value in values.items():
             for r in _renderings(value):
-                pattern = rf"(?<![\d.]){re.escape(r)}(?![\d])"
-                hits += [(slug, var, r, name) for name, text in texts.items() if re.search(pattern, text)]
+                hits += [(slug, var, r, name) for name, text in texts.items() if re.search(_printed(r), text)]
     assert hits == []
+
+
+def _printed(rendering: str) -> str:
+    """A pattern for ``rendering`` printed as a number of its own: not part of a longer number
+    (no digit or decimal point before it, no digit or decimal part after it)."""
+    return rf"(?<![\d.]){re.escape(rendering)}(?!\d|\.\d)"
 
 
 def test_the_scan_would_catch_a_printed_answer():
     assert "33.75" in _renderings(33.75) and "1,234" in _renderings(1234)
     assert _renderings(12) == set() and _renderings(0.5) == set() and _renderings("b") == set()
-    assert re.search(rf"(?<![\d.]){re.escape('33.75')}(?![\d])", "busy slots: 33.75 on average")
-    assert not re.search(rf"(?<![\d.]){re.escape('33.75')}(?![\d])", "133.751")
+    assert re.search(_printed("33.75"), "busy slots: 33.75 on average")
+    assert re.search(_printed("114"), "a batch of 114.") and re.search(_printed("114"), "114 sequences")
+    assert not re.search(_printed("33.75"), "133.751")
+    assert not re.search(_printed("114"), "114.539 ms per token")
 
 
 # --------------------------------------------------------------------------- tokens
