@@ -222,3 +222,20 @@ def test_the_scan_sees_an_upward_import(tmp_path):
 def test_every_public_name_lives_in_a_model():
     homes = {lanes.__getattr__.__globals__["_EXPORTS"][name].split(".")[0] for name in lanes.__all__}
     assert homes <= set(PARTS[: PARTS.index("display")])
+
+
+def test_class_scoped_fixtures_wrap_the_classmethod():
+    """``@pytest.fixture`` must sit above ``@classmethod``: the other order works on some pytest
+    9 releases and on others is not discovered as a fixture at all (the tests that ask for it
+    error), so a fresh install of the requirements could fail where this machine passes."""
+    import ast
+
+    wrong = []
+    for path in sorted((PACKAGE.parent / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+                if "classmethod" in names and "pytest.fixture" in names \
+                        and names.index("classmethod") < names.index("pytest.fixture"):
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}: {node.name}")
+    assert wrong == []

@@ -317,8 +317,8 @@ class TestTryItHalvedJobs:
     HALVED = SC.with_(batch_service_s=(30, 90))
     R = range(10, 16)
 
-    @classmethod
     @pytest.fixture(scope="class")
+    @classmethod
     def half(cls):
         """The chapter's glued runs (ten seeds, R = 10 to 15), seed 7, the last to meet the target, rerun."""
         import pandas as pd

@@ -99,8 +99,8 @@ class TestHolBlocking:
 class TestChunkCap:
     """Chain 5's remedy: a cap on one prompt's share of each step, under FCFS."""
 
-    @classmethod
     @pytest.fixture(scope="class")
+    @classmethod
     def runs(cls):
         return {cap: chains.chunk_cap(cap) for cap in (None, 2048)}
 
