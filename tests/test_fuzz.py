@@ -49,10 +49,12 @@ from hypothesis import strategies as st
 
 #: Examples drawn per callable (the CI size); raise it for a longer run.
 EXAMPLES = int(os.environ.get("LANES_FUZZ_EXAMPLES", "12"))
-#: Seconds one call may take before it counts as a hang.
+#: CPU seconds one call may take before it counts as a hang.
 #: The models aim at about 10 s on an idle machine; the check allows twice
 #: that so that a busy CI machine (2 shared cores) does not flake.
 CALL_LIMIT_S = float(os.environ.get("LANES_FUZZ_CALL_LIMIT_S", "20"))
+#: A call that uses no CPU (it blocks) counts as a hang after this many times its limit in wall time.
+WALL_FACTOR = 5.0
 #: Longer limits for callables whose ordinary input takes seconds by design, with the reason.
 SLOW_CALLS_S = {
     # refits the step model once per measured row: 4 s of CPU, 8 s of wall time at load 5 here,
@@ -425,6 +427,23 @@ def _worker(conn) -> None:
         conn.send((*outcome, grown))
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux: /proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _over_limit(pid: int, cpu_at_start: float, started: float, limit_s: float) -> bool:
+    """A call is a hang once it has used ``limit_s`` of CPU (so a busy machine that shares the
+    cores does not fail it), or has run :data:`WALL_FACTOR` times that long in wall time
+    (a call that blocks without computing)."""
+    return (_cpu_s(pid) - cpu_at_start > limit_s) or (time.monotonic() - started > WALL_FACTOR * limit_s)
+
+
 class Workers:
     """A few long-lived child processes that run calls with time and memory limits."""
 
@@ -436,7 +455,7 @@ class Workers:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=_worker, args=(child,), daemon=True)
         proc.start()
-        return [proc, parent, None, 0.0]  # process, pipe, job in flight, started at
+        return [proc, parent, None, 0.0, 0.0]  # process, pipe, job in flight, started at, its CPU then
 
     def run(self, jobs: list[tuple[str, tuple, dict]], budget_s: float = math.inf) -> list[tuple | None]:
         """Run the jobs; a callable's jobs after its ``budget_s`` of call time are skipped (None)."""
@@ -451,11 +470,11 @@ class Workers:
                 if slot[2] is None and todo:
                     index, job = todo.pop()
                     slot[1].send(job)
-                    slot[2], slot[3] = index, time.monotonic()
+                    slot[2], slot[3], slot[4] = index, time.monotonic(), _cpu_s(slot[0].pid)
                     busy += 1
             time.sleep(0.001)
             for i, slot in enumerate(self.slots):
-                proc, pipe, index, started = slot
+                proc, pipe, index, started, cpu0 = slot
                 if index is None:
                     continue
                 if pipe.poll():
@@ -465,8 +484,8 @@ class Workers:
                         result = ("died", f"worker exit code {proc.exitcode}", 0.0, 0)
                 elif not proc.is_alive():
                     result = ("died", f"worker exit code {proc.exitcode}", 0.0, 0)
-                elif time.monotonic() - started > (limit := SLOW_CALLS_S.get(jobs[index][0], CALL_LIMIT_S)):
-                    result = ("timeout", f"no answer in {limit:g} s", 0.0, 0)
+                elif _over_limit(proc.pid, cpu0, started, limit := SLOW_CALLS_S.get(jobs[index][0], CALL_LIMIT_S)):
+                    result = ("timeout", f"no answer in {limit:g} s of CPU", 0.0, 0)
                 else:
                     continue
                 results[index] = result
@@ -480,7 +499,7 @@ class Workers:
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
-        for proc, pipe, _, _ in self.slots:
+        for proc, pipe, *_ in self.slots:
             try:
                 pipe.send(None)
             except (BrokenPipeError, OSError):
@@ -606,3 +625,14 @@ if __name__ == "__main__":
     slowest = sorted(spent.items(), key=lambda kv: -kv[1])[:8]
     print("slowest (s in calls that answered):", ", ".join(f"{k.rpartition('.')[2]} {v:.1f}" for k, v in slowest))
     print(f"{sum(map(len, result.values()))} bad outcomes in {time.perf_counter() - t0:.1f} s")
+
+
+def test_a_call_is_a_hang_by_its_cpu_time_or_by_a_long_block():
+    """A call on a busy machine is not failed for waiting its turn on the cores: the limit is
+    CPU time, and only a call that blocks WALL_FACTOR times its limit is a hang by the clock."""
+    pid, now = os.getpid(), time.monotonic()
+    cpu = _cpu_s(pid)
+    assert cpu > 0
+    assert _over_limit(pid, cpu - 2.0, now, 1.0)  # two CPU seconds used against a limit of one
+    assert _over_limit(pid, cpu, now - WALL_FACTOR - 0.5, 1.0)  # blocked past the wall cap
+    assert not _over_limit(pid, cpu, now - WALL_FACTOR + 1.0, 1.0)  # slow by the clock only
