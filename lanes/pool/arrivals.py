@@ -13,7 +13,7 @@ below 1, or 0: event-driven) the same requests arrive with the same holds
 second, a Poisson process places them uniformly, so k uniform offsets are
 drawn, sorted and given to the second's requests in order.  They come from a
 second generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream
-is untouched.  A request is seen at the first scheduling instant at or after
+is untouched, and only when a finer clock first reads them.  A request is seen at the first scheduling instant at or after
 its arrival (at 1 s: its own second, as in the anchor).
 """
 
@@ -23,7 +23,7 @@ import math
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate
+from itertools import accumulate, groupby
 
 from .. import _checks
 from .scenario import Scenario
@@ -77,24 +77,41 @@ class ArrivalStream:
         Whole second of each interactive arrival, non-decreasing.
     inter_service_s : tuple of int
         Slot time (hold) of each interactive arrival, seconds.
-    arrival_offset_s : tuple of float
+    arrival_offset_s : tuple of float or None
         Where each arrival falls inside its second, in [0, 1), non-decreasing
-        within a second.  Only clocks finer than one second read it.
+        within a second; ``None``: drawn from ``offset_seed`` when a clock
+        finer than one second first reads them (:attr:`offsets_s`).
     seconds : int
         The window drawn for, whole seconds (0: up to the last arrival).
+    offset_seed : int or None
+        The scenario seed the offsets are drawn from when not given.
     """
 
     batch_service_s: tuple[int, ...]
     arrival_tick: tuple[int, ...]
     inter_service_s: tuple[int, ...]
-    arrival_offset_s: tuple[float, ...]
+    arrival_offset_s: tuple[float, ...] | None = None
     seconds: int = 0
+    offset_seed: int | None = None
 
     def __post_init__(self) -> None:
         n = len(self.arrival_tick)
-        if len(self.inter_service_s) != n or len(self.arrival_offset_s) != n:
+        offsets = n if self.arrival_offset_s is None else len(self.arrival_offset_s)
+        if len(self.inter_service_s) != n or offsets != n:
             raise ValueError(f"arrival_tick, inter_service_s and arrival_offset_s must have one entry per arrival "
-                             f"(got {n}, {len(self.inter_service_s)} and {len(self.arrival_offset_s)})")
+                             f"(got {n}, {len(self.inter_service_s)} and {offsets})")
+
+    @cached_property
+    def offsets_s(self) -> tuple[float, ...]:
+        """Where each arrival falls inside its second, in [0, 1): ``arrival_offset_s``, or drawn on first
+        use from ``random.Random(f"offsets {offset_seed}")``, k sorted uniforms for a second of k arrivals."""
+        if self.arrival_offset_s is not None:
+            return self.arrival_offset_s
+        draw = random.Random(f"offsets {self.offset_seed}").random
+        offsets: list[float] = []
+        for _, second in groupby(self.arrival_tick):
+            offsets += sorted([draw() for _ in second])
+        return tuple(offsets)
 
     @property
     def n_arrivals(self) -> int:
@@ -130,17 +147,14 @@ def _draw(seed, seconds, backlog, batch_service_s, inter_service_s, trough_rate,
     uniform, randint = rng.random, rng.randint
     jobs = tuple(randint(*batch_service_s) for _ in range(backlog))
     lo, hi = inter_service_s
-    offset = random.Random(f"offsets {seed}").random  # where each arrival falls in its second: its own generator
     when: list[int] = []
     holds: list[int] = []
-    offsets: list[float] = []
     for t in range(seconds):
         k = _poisson(_rate(trough_rate, peak_rate, seconds, t), uniform())
         if k:
             when += [t] * k
             holds += [randint(lo, hi) for _ in range(k)]
-            offsets += sorted([offset() for _ in range(k)])
-    return ArrivalStream(jobs, tuple(when), tuple(holds), tuple(offsets), seconds)
+    return ArrivalStream(jobs, tuple(when), tuple(holds), None, seconds, offset_seed=seed)
 
 
 draw_stream.cache_clear = _draw.cache_clear  # type: ignore[attr-defined]

@@ -90,7 +90,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     end_of_day = sc.ticks * per_s
     B, slots, cost = sc.backlog, sc.slots, sc.preempt_cost_s * per_s
     seen = list(stream.arrival_tick) if sc.tick_s == 1 else [  # the instant each request is first seen
-        t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(stream.arrival_tick, stream.arrival_offset_s)]
+        t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(stream.arrival_tick, stream.offsets_s)]
     hold = stream.inter_service_s if per_s == 1 else [s * per_s for s in stream.inter_service_s]
     n_arrivals = len(seen)
     seen.append(end_of_day)  # a last "arrival" at the end of the day ends the loop
@@ -127,9 +127,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     t = i = 0  # the instant; the next arrival
     while t < end_of_day:
         # 1. Arrivals join the interactive queue.
-        first = i
-        while seen[i] <= t:
-            i += 1
+        first, i = i, bisect_right(seen, t, i)
         if not builtin:
             for k in range(first, i):
                 board.add_request(to_s(seen[k]))  # its id is B + k
