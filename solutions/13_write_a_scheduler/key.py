@@ -32,19 +32,22 @@ def hidden_seeds(student: str, secret: str | None = None, count: int = HIDDEN_DA
                  for k in range(count))
 
 
-def _row(day, rule):
-    return {k: x for k, x in lanes.simulate(day, rule).row().items() if k != "policy"}
+def _row(day, rule, **extensions):
+    return {k: x for k, x in lanes.simulate(day, rule, **extensions).row().items() if k != "policy"}
 
 
 def _days(v, rule, spec, **extensions):
     """The first :data:`HIDDEN_DAYS` hidden days on which ``rule`` and the built-in ``spec`` give
     different rows, so that the built-in rule's code, pasted, earns nothing on them (of at most
-    :data:`TRIES` days; days on which they agree fill up if too few differ)."""
-    days = [lanes.Scenario(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
-                           peak_rate=v.peak_rate, seed=seed) for seed in hidden_seeds(v.student, count=TRIES)]
-    differ = [d for d in days
-              if _row(d, rule) != {k: x for k, x in lanes.simulate(d, spec, **extensions).row().items() if k != "policy"}]
-    return (differ + [d for d in days if d not in differ])[:HIDDEN_DAYS]
+    :data:`TRIES` days, tried in order until enough differ; days on which they agree fill up if too few do)."""
+    differ, agree = [], []
+    for seed in hidden_seeds(v.student, count=TRIES):
+        day = lanes.Scenario(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
+                             peak_rate=v.peak_rate, seed=seed)
+        (differ if _row(day, rule) != _row(day, spec, **extensions) else agree).append(day)
+        if len(differ) == HIDDEN_DAYS:
+            break
+    return (differ + agree)[:HIDDEN_DAYS]
 
 
 class CappedFloor:
