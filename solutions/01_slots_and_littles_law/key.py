@@ -3,6 +3,7 @@
 from functools import lru_cache
 
 import lanes
+from lanes.pool import erlang
 from grading.judge import choice, close
 
 
@@ -33,3 +34,21 @@ def q3(a, v):
 
 def q4(a, v):
     return choice("q4_choice", a["q4_choice"], "b", hint="what sets the two lanes apart?")
+
+
+@lru_cache(maxsize=None)
+def _knee_run(slots, rate, inter_service_s, seed):
+    """An interactive-only pool at a constant rate on the event-driven clock (q5)."""
+    sc = lanes.Scenario(hours=1, slots=slots, backlog=0, trough_rate=rate, peak_rate=rate,
+                        inter_service_s=inter_service_s, seed=seed, tick_s=0)
+    waits = lanes.simulate(sc, "fifo").wait_s
+    return sum(w > 0 for w in waits) / len(waits)
+
+
+def q5(a, v):
+    load = v.q5_rate_per_s * sum(v.inter_service_s) / 2
+    return [close("q5_erlang_c", a["q5_erlang_c"], erlang.erlang_c(v.q5_slots, load), rel=1e-3,
+                  hint="Erlang C with your slots and the load: rate times the mean hold"),
+            close("q5_waited_share", a["q5_waited_share"], _knee_run(v.q5_slots, v.q5_rate_per_s,
+                  v.inter_service_s, v.seed), rel=1e-6,
+                  hint="of the admitted requests of that run, the share whose wait was above 0")]

@@ -1,5 +1,6 @@
 """Answer key of set 03 (instructor only)."""
 
+import math
 from functools import lru_cache
 
 import lanes
@@ -46,3 +47,28 @@ def q3(a, v):
 
 def q4(a, v):
     return choice("q4_choice", a["q4_choice"], "c", hint="what must headroom cover while batch slots drain?")
+
+
+@lru_cache(maxsize=None)
+def _steady(slots, rate, batch_service_s, seed, target_s, p_wait):
+    """q5: the square-root rule's beta sqrt(L) at a steady load, and the first R from its rounded-up
+    value that meets the target in half an hour of the simulator, with the batch jobs done there."""
+    sc = lanes.Scenario(hours=0.5, slots=slots, trough_rate=rate, peak_rate=rate,
+                        batch_service_s=batch_service_s, seed=seed)
+    rule = lanes.halfin_whitt_beta(p_wait) * math.sqrt(rate * sum(sc.inter_service_s) / 2)
+    stream = lanes.draw_stream(sc)
+    for r in range(math.ceil(rule), slots + 1):
+        run = lanes.simulate(sc, f"reserve:{r}", stream=stream)
+        if run.p99_s <= target_s:
+            return rule, r, run.batch_done
+    raise RuntimeError("no headroom meets the target")
+
+
+def q5(a, v):
+    rule, r, done = _steady(v.slots, v.q5_rate_per_s, v.batch_service_s, v.seed, v.target_s, v.q5_p_wait)
+    # the closed form is a continuous number; the simulator's whole R is judged with its batch jobs
+    return [close("q5_beta_sqrt_load", a["q5_beta_sqrt_load"], rule, rel=1e-3,
+                  hint="beta for your chance of waiting, times the square root of the load in erlangs"),
+            all_of(equal("q5_reserve_sim", a["q5_reserve_sim"], r,
+                         hint="the first R from the rule's R, rounded up, whose p99 wait meets the target"),
+                   equal("q5_batch_done", a["q5_batch_done"], done, hint="batch jobs done at that R"))]

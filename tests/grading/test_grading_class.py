@@ -69,7 +69,7 @@ def klass(graded_class):
 def test_honest_students_earn_full_marks_in_the_same_run(klass):
     for login in ("alice", "peggy"):
         s = _sub(klass["data"], login)
-        assert s["status"] == "graded" and s["counted"] and s["score"] == s["possible"] == 7, s
+        assert s["status"] == "graded" and s["counted"] and s["score"] == s["possible"] == K.POSSIBLE, s
 
 
 def test_nothing_remains_after_the_run(klass):
@@ -79,15 +79,15 @@ def test_nothing_remains_after_the_run(klass):
 
 
 def test_the_leftover_notebook_still_earns_its_answers(klass):
-    assert _sub(klass["data"], "oscar")["score"] == 7
+    assert _sub(klass["data"], "oscar")["score"] == K.POSSIBLE
 
 
 def test_the_latest_copy_counts_not_the_best(klass):
     rows = {r["login"]: r for r in csv.DictReader((klass["out"] / "gradebook.csv").open(newline="", encoding="utf-8-sig"))}
-    assert rows["dave"][f"{SLUG}:total"] == "6" and rows["dave"]["possible"] == rows["alice"]["possible"]
+    assert rows["dave"][f"{SLUG}:total"] == f"{K.POSSIBLE - K.Q4_POINTS:g}" and rows["dave"]["possible"] == rows["alice"]["possible"]
     copies = [s for s in klass["data"]["submissions"] if pathlib.Path(s["path"]).parent.name == "dave"]
     assert len(copies) == 4 and sum(s["counted"] for s in copies) == 1
-    assert max(s["score"] for s in copies) == 7 and all("copies" in " ".join(s["messages"]) for s in copies)
+    assert max(s["score"] for s in copies) == K.POSSIBLE and all("copies" in " ".join(s["messages"]) for s in copies)
 
 
 def test_a_classmates_answers_earn_nothing_variant_specific(klass):
@@ -113,7 +113,7 @@ def test_links_fifos_and_broken_notebooks_are_refused_without_quoting(klass):
         s = _sub(klass["data"], "grace", name)
         assert s["status"] == "refused" and s["score"] == 0, s
     judy = _sub(klass["data"], "judy")
-    assert judy["status"] == "not_a_notebook" and judy["counted"] and judy["possible"] == 7
+    assert judy["status"] == "not_a_notebook" and judy["counted"] and judy["possible"] == K.POSSIBLE
     everything = (klass["out"] / "report.json").read_text() + klass["run"][0].stdout + klass["run"][0].stderr
     everything += "".join(p.read_text() for p in (klass["out"] / "feedback").iterdir())
     assert SECRET_BYTES not in everything
@@ -122,8 +122,8 @@ def test_links_fifos_and_broken_notebooks_are_refused_without_quoting(klass):
 def test_metadata_of_the_wrong_type_does_not_stop_the_class(klass):
     for login in ("heidi", "ivan"):
         s = _sub(klass["data"], login)
-        assert s["score"] == 7 and any("ignored" in m for m in s["messages"]), s
-    assert _sub(klass["data"], "trent")["score"] == 7  # nbformat 3, converted
+        assert s["score"] == K.POSSIBLE and any("ignored" in m for m in s["messages"]), s
+    assert _sub(klass["data"], "trent")["score"] == K.POSSIBLE  # nbformat 3, converted
 
 
 def test_gradebook_has_no_formulas_and_a_row_per_roster_student(klass):
@@ -144,8 +144,8 @@ def test_gradebook_has_no_formulas_and_a_row_per_roster_student(klass):
 
 def test_feedback_says_what_each_question_got(klass):
     text = (klass["out"] / "feedback" / "mallory.md").read_text()
-    assert "| q1 | 0 | 2 |" in text and "token" in text
-    assert (klass["out"] / "feedback" / "alice.md").read_text().count("correct") >= 4
+    assert f"| q1 | 0 | {get_set(SLUG).question('q1').points:g} |" in text and "token" in text
+    assert (klass["out"] / "feedback" / "alice.md").read_text().count("correct") >= len(get_set(SLUG).questions)
 
 
 def test_shards_merged_equal_one_run(tmp_path):
@@ -175,7 +175,7 @@ def test_shards_merged_equal_one_run(tmp_path):
     assert all(json.loads(r.read_text())["submissions"] for r in reports)  # both shards had work
     assert strip(two) == strip(first)
     assert (two["score"], two["possible"], two["students"]) == (first["score"], first["possible"], first["students"])
-    assert (first["score"], first["possible"], first["students"]) == (7, 28, 4)
+    assert (first["score"], first["possible"], first["students"]) == (K.POSSIBLE, 4 * K.POSSIBLE, 4)
     assert (merged / "g.csv").read_bytes() == (one / "g.csv").read_bytes()
 
 
@@ -204,7 +204,7 @@ def test_grading_works_with_the_interpreter_in_a_venv_under_tmp(tmp_path):
                                           python=str(venv / "bin" / "python"))
         assert (tmp_path / "r.json").is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
         data = json.loads((tmp_path / "r.json").read_text())
-        assert data["score"] == data["possible"] == 7, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert data["score"] == data["possible"] == K.POSSIBLE, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert new == {} and marked == []
     finally:
         shutil.rmtree(venv, ignore_errors=True)

@@ -72,7 +72,7 @@ def attack_run(graded_class):
 def test_honest_copies_earn_full_marks_in_the_same_run(attack_run):
     _, data, _, _ = attack_run
     for sub in (_by_name(data)["mine-Copy1.ipynb"], K.sub(data, "alice")):  # renamed, in a folder; alice's own
-        assert sub["score"] == sub["possible"] == 7, sub
+        assert sub["score"] == sub["possible"] == K.POSSIBLE, sub
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
@@ -105,7 +105,7 @@ def test_echoed_files_were_unreachable_and_nothing_secret_is_reported(attack_run
 
 def test_a_name_error_in_an_answer_cell_is_reported_as_such(attack_run):
     sub = _by_name(attack_run[1])["name_error.ipynb"]
-    assert sub["score"] == 6
+    assert sub["score"] == K.POSSIBLE - K.Q4_POINTS
     (msg,) = sub["questions"]["q4"]["messages"]
     assert "raised NameError" in msg and "'d'" in msg
     assert "not answered" not in msg
@@ -138,15 +138,15 @@ def test_limits_hold(tmp_path):
                              "--memory-mb", "1536", "--max-procs", "48", "--jobs", "5")
     assert time.monotonic() - t0 < 120
     subs = _by_name(data, None)
-    assert subs["honest.ipynb"]["score"] == 7, subs["honest.ipynb"]
+    assert subs["honest.ipynb"]["score"] == K.POSSIBLE, subs["honest.ipynb"]
     spin = subs["spin.ipynb"]
     assert spin["score"] == 0
     # the CPU limit stops it; only on a machine so loaded that 3 s of CPU take over 10 s does the wall clock
     assert "CPU time" in spin["messages"][-1] or spin["status"] == "timeout"
     assert subs["sleep.ipynb"]["status"] == "timeout" and subs["sleep.ipynb"]["score"] == 0
-    assert subs["memory.ipynb"]["score"] == 7  # the hog's cell failed; the answers still count
+    assert subs["memory.ipynb"]["score"] == K.POSSIBLE  # the hog's cell failed; the answers still count
     assert any("MemoryError" in m for m in subs["memory.ipynb"]["messages"])
-    assert subs["procs.ipynb"]["score"] == 7
+    assert subs["procs.ipynb"]["score"] == K.POSSIBLE
     assert any("BlockingIOError" in m or "Resource temporarily unavailable" in m
                for m in subs["procs.ipynb"]["messages"])
     assert _marked_processes() == []
@@ -183,7 +183,7 @@ def test_student_text_reaches_the_report_without_control_characters(attack_run):
 
 def test_the_notebook_has_no_network(attack_run):
     sub = _by_name(attack_run[1])["network.ipynb"]
-    assert sub["score"] == 7  # its answers still count
+    assert sub["score"] == K.POSSIBLE  # its answers still count
     assert any("raised OSError" in m and "unreachable" in m for m in sub["messages"]), sub["messages"]
 
 
@@ -194,9 +194,9 @@ def test_class_breakers_fail_only_themselves(attack_run, graded_class):
         s = subs[f"breaker_{name}.ipynb"]
         assert s["status"] == "crashed" and s["score"] == 0, s
     s = subs["breaker_fills_the_box.ipynb"]  # the box took it: its answers still count
-    assert s["status"] == "graded" and s["score"] == 7, s
+    assert s["status"] == "graded" and s["score"] == K.POSSIBLE, s
     # the controls in the same run: the honest copies, every honest student's every set
-    assert subs["mine-Copy1.ipynb"]["score"] == 7
+    assert subs["mine-Copy1.ipynb"]["score"] == K.POSSIBLE
     for s in data["submissions"]:
         if s["login"] in K.HONEST:
             assert s["status"] == "graded" and s["score"] == s["possible"] > 0, s
@@ -219,7 +219,7 @@ def test_file_names_are_escaped_in_every_output(attack_run, graded_class):
     assert [n.encode().decode("unicode_escape").encode("latin-1") for n in escaped] == list(K.BAD_NAMES)
     for name, status in zip(escaped, ("graded", "not_a_notebook")):  # named escaped everywhere
         (s,) = [s for s in data["submissions"] if s["path"].endswith("/" + name)]
-        assert s["status"] == status and s["score"] == (7 if status == "graded" else 0), s
+        assert s["status"] == status and s["score"] == (K.POSSIBLE if status == "graded" else 0), s
         for where in ("stdout", "report", "feedback"):
             assert name in outputs[where].replace("\\\\", "\\"), where
 

@@ -35,12 +35,19 @@ import subprocess
 import sys
 import tempfile
 
+from lanes.exercises import get_set
+from lanes.exercises.forms import Choice, Float, Int
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GRADE = ROOT / "scripts" / "grade.py"
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 SLUG = "01_slots_and_littles_law"
 MASTER = SOLUTIONS / SLUG / f"{SLUG}.ipynb"
+#: Set 01's points, read from its spec (the one place they are kept): the whole set's, and q4's
+#: (the multiple-choice question the copies and the NameError below get wrong).
+POSSIBLE = get_set(SLUG).possible
+Q4_POINTS = get_set(SLUG).question("q4").points
 #: Every process, file and name the attacks make carries this mark.
 MARK = f"lanes-class-{os.getpid()}"
 SECRET_BYTES = f"TOPSECRET-{os.getpid()}"
@@ -154,8 +161,26 @@ def wrong(nb, login: str):
 
 
 def wrong_answers(login: str) -> str:
-    """A cell setting every answer of set 01 wrong for ``login`` (q4 another letter than the right one)."""
-    return f"q1_busy_slots = -1.0\nq2_measured = -1.0\nq3_idle_at_peak = -1.0\nq4_choice = {wrong_letter(login)!r}\n"
+    """A cell setting every answer of set 01 wrong for ``login``: -1 for a number, another
+    label than the right one for q4 (every variable of the set's spec, so a new one is covered)."""
+    lines = [f"{var} = {wrong_letter(login)!r}" if isinstance(form, Choice) else f"{var} = -1.0"
+             for q in get_set(SLUG).questions for var, form in q.answers]
+    return "\n".join(lines) + "\n"
+
+
+def always_equal_answers() -> str:
+    """A cell setting every answer of set 01 to an object equal to anything: numbers alternate
+    between a float and an int subclass (a Float form refuses both), a choice a str subclass."""
+    lines, numbers = [], 0
+    for q in get_set(SLUG).questions:
+        for var, form in q.answers:
+            if isinstance(form, (Float, Int)):
+                cls = "AlwaysEqualInt(-1)" if numbers % 2 else "AlwaysEqualFloat(-1.0)"
+                numbers += 1
+            else:
+                cls = 'AlwaysEqualStr("z")'
+            lines.append(f"{var} = {cls}")
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- the hostile class
@@ -228,11 +253,7 @@ class AlwaysEqualStr(str):
     def strip(self, *a): return self
     def lower(self): return self
     __hash__ = str.__hash__
-q1_busy_slots = AlwaysEqualFloat(-1.0)
-q2_measured = AlwaysEqualInt(-1)
-q3_idle_at_peak = AlwaysEqualFloat(-1.0)
-q4_choice = AlwaysEqualStr("z")
-""",
+""" + always_equal_answers(),
     "monkeypatch": WRONG + """
 import builtins, math, lanes
 import grading.judge as judge
@@ -246,18 +267,19 @@ judge.grade_answers = lambda *a, **k: {}
     "otter_scores": WRONG + """
 import json, pathlib, sys, types
 # What raised otter's in-kernel scores before: the kernel's checker and grader say "full marks".
-fake = types.SimpleNamespace(score=7, possible=7, total=7, grade=1.0, passed=True)
+fake = types.SimpleNamespace(score=POSSIBLE, possible=POSSIBLE, total=POSSIBLE, grade=1.0, passed=True)
 otter_execute = types.ModuleType("otter.execute")
 otter_execute.Checker = types.SimpleNamespace(_results=fake, results=fake, get_results=lambda: fake)
 sys.modules["otter.execute"] = otter_execute
 grader = types.SimpleNamespace(check=lambda *a: fake, check_all=lambda: fake, results=fake)
-full = {"tests": [{"name": f"q{i}", "score": 2, "possible": 2} for i in range(1, 5)], "score": 7}
+full = {"tests": [{"name": q, "score": p, "possible": p} for q, p in QUESTIONS], "score": POSSIBLE}
 for p in ("results.json", "/tmp/results.json", "grading_results.json", "answers.json"):
     try:
         pathlib.Path(p).write_text(json.dumps(full))
     except OSError:
         pass
-""",
+""".replace("POSSIBLE", f"{POSSIBLE:g}").replace(
+        "QUESTIONS", repr([(q.name, q.points) for q in get_set(SLUG).questions])),
     "detached": WRONG + """
 import subprocess, sys
 code = '''
@@ -266,14 +288,14 @@ for _ in range(600):  # lives 150 s unless the grader kills it
     time.sleep(0.25)
     for p in sys.argv[1:]:
         try:
-            pathlib.Path(p).write_text(json.dumps({"score": 999, "possible": 7}))
+            pathlib.Path(p).write_text(json.dumps({"score": 999, "possible": POSSIBLE}))
         except OSError:
             pass
 '''
 subprocess.Popen([sys.executable, "-c", code, "answers.json", REPORT, "/tmp/MARK-detached"],
                  start_new_session=True, stdin=subprocess.DEVNULL,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-""",
+""".replace("POSSIBLE", f"{POSSIBLE:g}"),
     "read_master": WRONG + """
 import json, pathlib, lanes
 found = []

@@ -194,7 +194,7 @@ def _of(data, folder: str) -> dict:
 def test_the_controls_keep_full_marks_and_everything_is_written_and_nothing_left(run):
     proc, data, out, left = run
     alice, carol = _of(data, "alice")[f"{SLUG}.ipynb"], _of(data, "carol")[f"{SET13}.ipynb"]
-    assert alice["score"] == alice["possible"] == 7, alice
+    assert alice["score"] == alice["possible"] == K.POSSIBLE, alice
     assert carol["score"] == carol["possible"] > 0, carol
     assert (out / "gradebook.csv").stat().st_size and len(list((out / "feedback").iterdir())) >= 10
     assert left == [] and K.marked(MARK) == []
@@ -212,7 +212,7 @@ def test_long_folders_and_many_small_files_in_the_box_fail_nothing(run):
     data = run[1]
     for folder in ("longfolders", "smallfiles"):  # the honest answers are exported after them: full marks
         sub = _of(data, folder)[f"{SLUG}.ipynb"]
-        assert sub["score"] == 7, (sub["status"], sub["messages"])
+        assert sub["score"] == K.POSSIBLE, (sub["status"], sub["messages"])
 
 
 def test_set13_policies_that_spin_while_loading_or_in_attribute_lookup_fail_alone(run):
@@ -224,7 +224,7 @@ def test_set13_policies_that_spin_while_loading_or_in_attribute_lookup_fail_alon
 
 def test_a_hand_in_past_path_max_is_refused_in_one_line(run):
     mine = _of(run[1], "deephandin")
-    assert mine[f"{SLUG}.ipynb"]["score"] == 7
+    assert mine[f"{SLUG}.ipynb"]["score"] == K.POSSIBLE
     deep = [s for p, s in mine.items() if p != f"{SLUG}.ipynb"]
     assert len(deep) == 1 and deep[0]["status"] == "refused" and deep[0]["score"] == 0, deep
     assert "folders down" in deep[0]["messages"][0] and len(deep[0]["path"]) < 4096, deep
@@ -232,7 +232,7 @@ def test_a_hand_in_past_path_max_is_refused_in_one_line(run):
 
 def test_many_small_files_are_read_up_to_the_budget(run):
     mine = _of(run[1], "manyfiles")
-    assert len(mine) == 401 and mine[f"{SLUG}.ipynb"]["score"] == 7
+    assert len(mine) == 401 and mine[f"{SLUG}.ipynb"]["score"] == K.POSSIBLE
     refused = [s for s in mine.values() if "handed in more than 200 files" in " ".join(s["messages"])]
     assert len(refused) == 201, len(refused)
 
@@ -242,7 +242,7 @@ def test_links_fifos_devices_and_sockets_are_refused_without_reading(run):
     for folder, names in (("links", ("secret.ipynb", "loop1.ipynb", "loop2.ipynb", "classmate.ipynb")),
                           ("oddfiles", ("sub/pipe.ipynb", "zero.ipynb", "sock.ipynb"))):
         mine = _of(data, folder)
-        assert mine[f"{SLUG}.ipynb"]["score"] == 7
+        assert mine[f"{SLUG}.ipynb"]["score"] == K.POSSIBLE
         for name in names:
             assert mine[name]["status"] == "refused" and mine[name]["score"] == 0, mine[name]
         assert not any(p.startswith("keys") for p in mine), sorted(mine)  # a linked folder is not walked
@@ -252,7 +252,7 @@ def test_links_fifos_devices_and_sockets_are_refused_without_reading(run):
 
 def test_a_huge_cell_runs_and_a_too_big_or_too_deep_notebook_is_refused(run):
     mine = _of(run[1], "hugecell")
-    assert mine[f"{SLUG}.ipynb"]["score"] == 7, mine[f"{SLUG}.ipynb"]
+    assert mine[f"{SLUG}.ipynb"]["score"] == K.POSSIBLE, mine[f"{SLUG}.ipynb"]
     for name in ("toobig.ipynb", "nested.ipynb"):
         assert mine[name]["status"] in ("refused", "not_a_notebook") and mine[name]["score"] == 0, mine[name]
 
