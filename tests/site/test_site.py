@@ -1,7 +1,7 @@
 r"""The built web book, checked in a real browser.
 
 A session fixture builds the book exactly as CI and readers do
-(``jupyter-book build . -W -n --keep-going``), serves ``_build/html`` on a free
+(``scripts/build_book.sh``: ``jupyter-book build . -W -n --keep-going``), serves ``_build/html`` on a free
 localhost port and opens every HTML page in headless Chromium through
 Playwright. Each test then asserts one property over all pages and lists every
 page that breaks it:
