@@ -22,7 +22,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python}"
-JUPYTER_BOOK=("$PYTHON" -c 'import sys; sys.modules.setdefault("rfc3987_syntax", None); from jupyter_book.cli.main import main; sys.exit(main())')
+
+# jupyter-book, run by $PYTHON without jsonschema's IRI grammars (see above).
+jupyter-book() {
+    "$PYTHON" -c 'import sys; sys.modules.setdefault("rfc3987_syntax", None); from jupyter_book.cli.main import main; sys.exit(main())' "$@"
+}
+
 MATHJAX_VERSION=3.2.2
 MATHJAX_DIR=_vendor/mathjax
 
@@ -62,7 +67,7 @@ echo "[build] jupyter-book build . -W -n --keep-going ${extra[*]:-}"
 # The full log goes to _build/build_book.log.
 mkdir -p _build
 set +e
-"${JUPYTER_BOOK[@]}" build . -W -n --keep-going "${extra[@]}" 2>&1 | tee _build/build_book.log | while IFS= read -r line; do
+jupyter-book build . -W -n --keep-going "${extra[@]}" 2>&1 | tee _build/build_book.log | while IFS= read -r line; do
     case "$line" in
         *"[IPKernelApp] WARNING"*) ;;
         *"Executing notebook"*|*"Executed notebook"*|*"reading sources"*|*"writing output"*|*WARNING*|*ERROR*|*Error*|*"build succeeded"*|*"build finished"*|*"Finished generating"*|*"Your book's HTML"*)

@@ -33,7 +33,7 @@ collect_ignore = ["lms_samples"]
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HTML_DIR = ROOT / "_build" / "html"
 #: The book's build as CI runs it (``jupyter-book build . -W -n --keep-going``), by this Python.
-BUILD_COMMAND = ["bash", "scripts/build_book.sh"]
+BUILD_COMMAND = ["scripts/build_book.sh"]
 #: Held while the book is built, so two worker processes never build at once.
 BUILD_LOCK = ROOT / "_build" / ".built_site.lock"
 #: Written after a successful build: the id of the test run that built it.
@@ -165,7 +165,7 @@ def _build() -> None:
     )
     if proc.returncode != 0:
         log = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + "\n" + proc.stderr).splitlines()
-        problems = [line for line in log if "WARNING" in line or "ERROR" in line]
+        problems = list(dict.fromkeys(line for line in log if "WARNING" in line or "ERROR" in line))
         shown = "\n".join(problems[:40] or log[-40:])
         pytest.fail(
             f"`{' '.join(BUILD_COMMAND)}` failed with exit code {proc.returncode}:\n{shown}",
