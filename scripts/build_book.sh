@@ -12,9 +12,26 @@
 # 2. Builds: `jupyter-book build . -W -n --keep-going` (the command CI and the
 #    publishing workflow run). It executes no notebook: the pages show the
 #    committed outputs (execute_notebooks: "off" in _config.yml), which strict
-#    nbval checks against a fresh run (python -m pytest notebooks/).
+#    nbval checks against a fresh run (python -m pytest notebooks/). The
+#    jupyter-book command is started by $PYTHON (default: python, or python3) without
+#    jsonschema's IRI grammars (rfc3987_syntax: about 2.4 s of CPU at import,
+#    for "iri" string formats that neither the book's config schema nor
+#    nbformat's uses; scripts/grade.py does the same). tests/conftest.py builds
+#    the book for the tests with this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-$(command -v python || command -v python3 || echo python)}"
+
+# jupyter-book, run by $PYTHON without jsonschema's IRI grammars (see above); the
+# jupyter-book on PATH where $PYTHON has no jupyter_book.
+jupyter-book() {
+    if "$PYTHON" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("jupyter_book") is None)' 2>/dev/null; then
+        "$PYTHON" -c 'import sys; sys.modules.setdefault("rfc3987_syntax", None); from jupyter_book.cli.main import main; sys.exit(main())' "$@"
+    else
+        command jupyter-book "$@"
+    fi
+}
 
 MATHJAX_VERSION=3.2.2
 MATHJAX_DIR=_vendor/mathjax

@@ -4,8 +4,8 @@ One ``jupyter lab`` server for the session, started by the fixture on a free
 port, token-less, with ``--ServerApp.root_dir`` at a copy of ``notebooks/``
 and of one exercise set in a temporary folder (the checkout is never
 touched). It is started as the README tells a student, plain ``jupyter lab``
-with no ``--config``: the kit's save hook (:mod:`lanes.display.savehook`) must come
-from the install itself (``requirements.txt`` installs the kit editable, and
+with no ``--config`` (its ``main``, without jsonschema's IRI grammars: ``LAB_MAIN``):
+the kit's save hook (:mod:`lanes.display.savehook`) must come from the install itself (``requirements.txt`` installs the kit editable, and
 ``setup.py`` makes that install write the server setting too). Kernels import
 ``lanes`` from this checkout (``PYTHONPATH``). The page exposes the JupyterLab application
 (``--LabApp.expose_app_in_browser``), so the tests open, run and save
@@ -53,6 +53,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-b
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 MODEL_NOT_FOUND = "model not found"
 FALLBACK_PREFIX = "Interactive explorer:"
+#: ``jupyter lab``, started without jsonschema's IRI grammars (rfc3987_syntax: about 2.4 s of
+#: CPU when the server imports nbformat, for "iri" string formats that neither nbformat's
+#: schema nor the server's event schemas use; scripts/grade.py does the same).
+LAB_MAIN = ('import sys; sys.modules.setdefault("rfc3987_syntax", None); '
+            "from jupyterlab.labapp import main; sys.exit(main())")
 START_TIMEOUT_S = 180  # a failure detector: a loaded machine starts slowly
 RUN_TIMEOUT_MS = 240_000
 
@@ -92,7 +97,7 @@ def lab_url(lab_root: Path, tmp_path_factory):
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env.pop("PYTEST_CURRENT_TEST", None)
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        sys.executable, "-c", LAB_MAIN, "--no-browser", "--allow-root",
         f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
         "--ServerApp.password=", f"--ServerApp.root_dir={lab_root}",
         f"--LabApp.user_settings_dir={state / 'settings'}",
@@ -141,10 +146,9 @@ def lab(lab_url: str):
         browser.close()
 
 
-def _load_lab(page, url: str, navigate: bool = True) -> None:
-    """Load JupyterLab in ``page`` (``navigate=False``: it is loading already) and wait until it started."""
-    if navigate:
-        page.goto(url + "lab", wait_until="load")
+def _load_lab(page, url: str) -> None:
+    """Load JupyterLab in ``page`` and wait until it started."""
+    page.goto(url + "lab", wait_until="load")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
     page.evaluate("() => window.jupyterapp.restored")
 
@@ -249,53 +253,22 @@ RAW_MYST = [
 ]
 
 
-#: Browser pages that open the chapters at once (each its own renderer process; a
-#: chapter's opening is mostly JupyterLab building its cells in the page).
-OPEN_PAGES = 3
-
-# Runs in the page: open, describe and close each of ``paths`` in turn, connected to the
-# running kernel ``kernelId``; started without waiting (window._opened holds the promise).
-_OPEN_EACH_JS = """
-({paths, kernelId, openJs, closeJs}) => {
-  const open = eval(openJs), close = eval(closeJs);
-  window._opened = (async () => {
-    const seen = {};
-    for (const path of paths) {
-      seen[path] = await open({path, waitKernel: false, kernelId});
-      await close(false);
-    }
-    return seen;
-  })();
-}
-"""
-
-
 @pytest.fixture(scope="session")
-def opened(lab, lab_url) -> dict[str, list[dict]]:
+def opened(lab) -> dict[str, list[dict]]:
     """Every chapter opened once without running a cell: its cells as JupyterLab shows them.
 
-    One kernel for them all (starting one per chapter is most of the time), and the
-    chapters shared among OPEN_PAGES pages of the browser, which open them at once.
+    One kernel for them all (starting one per chapter is most of the time), and one page
+    of the browser (each more page loads JupyterLab again: seconds of CPU for no check).
     """
-    first, rest = CHAPTERS[0].name, [f"notebooks/{p.name}" for p in CHAPTERS[1:]]
-    pages = [lab] + [lab.context.new_page() for _ in range(OPEN_PAGES - 1)]
-    for page in pages[1:]:
-        page.set_default_timeout(60_000)
-        page.goto(lab_url + "lab", wait_until="commit")  # loads while the first page opens
-    seen = {first: _open(lab, f"notebooks/{first}")}
+    first, *rest = [f"notebooks/{p.name}" for p in CHAPTERS]
+    seen = {first: _open(lab, first)}
     kernel_id = lab.evaluate(_KERNEL_ID_JS)
     _close(lab, shutdown=False)
-    for page in pages[1:]:
-        _load_lab(page, lab_url, navigate=False)
-    for i, page in enumerate(pages):
-        page.evaluate(_OPEN_EACH_JS, {"paths": rest[i::len(pages)], "kernelId": kernel_id,
-                                      "openJs": _OPEN_JS, "closeJs": _CLOSE_JS})
-    for page in pages:
-        seen.update({Path(k).name: v for k, v in page.evaluate("() => window._opened").items()})
+    for path in rest:
+        seen[path] = _open(lab, path, kernel_id=kernel_id)
+        _close(lab, shutdown=False)
     lab.evaluate("(id) => window.jupyterapp.serviceManager.kernels.shutdown(id)", kernel_id)
-    for page in pages[1:]:
-        page.close()
-    return {name: seen[name] for name in sorted(seen)}
+    return {Path(path).name: cells for path, cells in sorted(seen.items())}
 
 
 def test_every_chapter_opens(opened):

@@ -1,7 +1,7 @@
 r"""The built web book, checked in a real browser.
 
 A session fixture builds the book exactly as CI and readers do
-(``jupyter-book build . -W -n --keep-going``), serves ``_build/html`` on a free
+(``scripts/build_book.sh``: ``jupyter-book build . -W -n --keep-going``), serves ``_build/html`` on a free
 localhost port and opens every HTML page in headless Chromium through
 Playwright. Each test then asserts one property over all pages and lists every
 page that breaks it:
@@ -10,13 +10,13 @@ page that breaks it:
 - every image has loaded and is drawn with a non-zero size;
 - every internal link (same host) resolves to an existing file, and a link to
   an anchor on another page of the book finds that anchor;
-- no request for the book's own assets fails. Requests to other hosts (CDNs,
-  launch services) are aborted on purpose, so the test behaves the same
-  offline and online.
+- no request for the book's own assets fails. Other hosts (CDNs, launch
+  services) do not resolve in the test's browser (``--host-resolver-rules``):
+  their requests fail at once, so the test behaves the same offline and online.
 
 A second crawl opens every page straight from disk (``file://``, as a reader
-who downloaded ``_build/html`` would) with every non-file request aborted, and
-checks that maths is typeset by the book's own MathJax: every maths element
+who downloaded ``_build/html`` would), records every request that is not for a
+file (none may be made; other hosts do not resolve, as above), and checks that maths is typeset by the book's own MathJax: every maths element
 holds MathJax output and no raw ``\(`` is left in the text. The built HTML is
 also scanned: no page loads a script or stylesheet from another host.
 
@@ -27,9 +27,11 @@ own (title, and every asset it names exists in the build) rather than crawled.
 The offline crawl is on a 390 px phone screen: no page may scroll sideways, no
 figure may be drawn wider than the screen, and no cell figure may be shrunk so far
 that its 10-pt labels come out smaller than the page's code text. Every visit is
-made once, in one Chromium, a few pages at a time (``CONCURRENT_PAGES``), each
+made once, in one Chromium, a few pages at a time (``CONCURRENT_PAGES`` tabs per
+screen, each led from page to page: a new tab is a new renderer process), each
 waiting for specific signals (load, MathJax's typesetting, fonts, images, its own
-requests), never a fixed quiet time.
+requests), never a fixed quiet time. No request is routed through Playwright (that
+costs a round trip per request and turns the browser's cache off): listeners record them.
 
 A screenshot of the first chapter is saved to ``artifacts/screenshots/``.
 
@@ -75,6 +77,10 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Other hosts do not resolve: their requests fail at once, online or offline, and the
+    # test does not depend on the network. (Routing every request through Playwright
+    # instead costs a round trip per request and turns the browser's cache off.)
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 INSTALL_HINT = (
     f"Chromium is missing at {CHROMIUM}. The browser test needs Debian's "
@@ -456,7 +462,7 @@ async () => {
 class Visits:
     #: Every page over HTTP from the test server, on a desktop screen.
     http: dict[str, PageReport]
-    #: Every page from file:// on a phone's screen, every other request aborted.
+    #: Every page from file:// on a phone's screen, every other request recorded.
     offline: dict[str, OfflineReport]
     #: 404.html opened from file:// and from the test server's root: its stylesheets and links.
     not_found: dict[str, dict]
@@ -484,7 +490,6 @@ async def _visit_all(site_url: str, built_site: pathlib.Path) -> Visits:
     from playwright.async_api import async_playwright
 
     pages = [p for p in html_pages(built_site) if p not in SERVER_PAGES]
-    gate = asyncio.Semaphore(CONCURRENT_PAGES)
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
 
     async with async_playwright() as pw:
@@ -494,20 +499,27 @@ async def _visit_all(site_url: str, built_site: pathlib.Path) -> Visits:
         # same visit also measures sideways scrolling and the figures' size.
         phone = await browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
         plain_phone = await browser.new_context(viewport=PHONE)
+        jobs = [(_visit_http, desktop, site_url, rel) for rel in pages]
+        jobs += [(_visit_offline, phone, built_site, rel) for rel in pages]
+        jobs += [(_visit_not_found, plain_phone, url) for url in (
+            (built_site / "404.html").resolve().as_uri(), site_url + "404.html")]
+        done: dict = {}
 
-        async def one(visit, *args):
-            async with gate:
-                return await visit(*args)
+        async def worker():
+            # One tab per context, led from page to page (a new tab is a new renderer process).
+            tabs: dict = {}
+            while jobs:
+                visit, context, *args = jobs.pop(0)
+                if context not in tabs:
+                    tabs[context] = await context.new_page()
+                    tabs[context].set_default_timeout(PAGE_TIMEOUT_MS)
+                done.setdefault(visit, []).append(await visit(tabs[context], *args))
 
-        http, offline, not_found = await asyncio.gather(
-            asyncio.gather(*(one(_visit_http, desktop, site_url, rel) for rel in pages)),
-            asyncio.gather(*(one(_visit_offline, phone, built_site, rel) for rel in pages)),
-            asyncio.gather(*(one(_visit_not_found, plain_phone, url) for url in (
-                (built_site / "404.html").resolve().as_uri(), site_url + "404.html"))),
-        )
+        await asyncio.gather(*(worker() for _ in range(CONCURRENT_PAGES)))
         await browser.close()
-    return Visits(http={r.path: r for r in http}, offline={r.path: r for r in offline},
-                  not_found=dict(not_found))
+    return Visits(http={r.path: r for r in done[_visit_http]},
+                  offline={r.path: r for r in done[_visit_offline]},
+                  not_found=dict(done[_visit_not_found]))
 
 
 async def _requests_done(pending: set, timeout_s: float = PAGE_TIMEOUT_MS / 1000) -> None:
@@ -520,27 +532,37 @@ async def _requests_done(pending: set, timeout_s: float = PAGE_TIMEOUT_MS / 1000
         await asyncio.sleep(0.05)
 
 
+def _listen(page, **handlers) -> dict:
+    """Call each handler on its event of tab ``page`` (until ``_leave``)."""
+    for event, handler in handlers.items():
+        page.on(event, handler)
+    return handlers
+
+
+async def _leave(page, handlers: dict) -> None:
+    """Lead tab ``page`` to a blank page (the visited page unloads while its events still
+    count), then stop listening: the tab is ready for the next visit."""
+    try:
+        await page.goto("about:blank")
+    finally:
+        for event, handler in handlers.items():
+            page.remove_listener(event, handler)
+
+
 def _is_redirect_stub(rel: str) -> bool:
     """Whether page ``rel`` of the build is a redirect stub (index.html), read from its file."""
     source = (HTML_DIR / rel).read_text(encoding="utf-8", errors="replace")
     return re.search(r"http-equiv=[\"']refresh", source, re.I) is not None
 
 
-async def _visit_http(context, site_url: str, rel: str) -> PageReport:
-    """Open one page over HTTP: status, title, images, links, anchors and failed requests."""
+async def _visit_http(page, site_url: str, rel: str) -> PageReport:
+    """Open one page over HTTP in tab ``page``: status, title, images, links, anchors and failed requests."""
     host = urllib.parse.urlsplit(site_url).netloc
     report = PageReport(path=rel)
-    page = await context.new_page()
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
     pending: set = set()
 
     def own(url: str) -> bool:
         return urllib.parse.urlsplit(url).netloc == host
-
-    async def route(r):
-        # Other hosts are unreachable offline; abort them at once so that no
-        # page waits on a CDN and the result does not depend on the network.
-        await (r.continue_() if own(r.request.url) else r.abort())
 
     def on_failed(request):
         pending.discard(request)
@@ -551,11 +573,8 @@ async def _visit_http(context, site_url: str, rel: str) -> PageReport:
         if own(response.url) and response.status >= 400:
             report.failed_requests.append(f"{response.url} (HTTP {response.status})")
 
-    await page.route("**/*", route)
-    page.on("request", lambda request: pending.add(request))
-    page.on("requestfinished", lambda request: pending.discard(request))
-    page.on("requestfailed", on_failed)
-    page.on("response", on_response)
+    handlers = _listen(page, request=lambda r: pending.add(r), requestfinished=lambda r: pending.discard(r),
+                       requestfailed=on_failed, response=on_response)
     try:
         response = await page.goto(site_url + rel, wait_until="load")
         report.status = response.status if response else None
@@ -581,34 +600,27 @@ async def _visit_http(context, site_url: str, rel: str) -> PageReport:
     except Exception as exc:  # noqa: BLE001 - reported per page by the tests
         report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
     finally:
-        await page.close()
+        await _leave(page, handlers)
     return report
 
 
-async def _visit_offline(context, built_site: pathlib.Path, rel: str) -> OfflineReport:
-    """Open one page from file:// on the phone: maths, requests, layout and JavaScript errors."""
+async def _visit_offline(page, built_site: pathlib.Path, rel: str) -> OfflineReport:
+    """Open one page from file:// on the phone in tab ``page``: maths, requests, layout and JavaScript errors."""
     report = OfflineReport(path=rel)
-    page = await context.new_page()
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
 
-    async def route(r):
-        url = r.request.url
-        if url.startswith("file:"):
-            await r.continue_()
-            return
-        if not url.startswith(("data:", "blob:", "about:")):
-            report.blocked.append(f"{r.request.resource_type} {url}")
-        await r.abort()
+    def on_request(request):
+        if not request.url.startswith(("file:", "data:", "blob:", "about:")):
+            report.blocked.append(f"{request.resource_type} {request.url}")
 
     def on_failed(request):
         # ERR_ABORTED: cut short by the next navigation (the redirect stub), not missing.
         if request.url.startswith("file:") and "ERR_ABORTED" not in (request.failure or ""):
             report.failed_files.append(f"{request.url} ({request.failure})")
 
-    await page.route("**/*", route)
-    page.on("requestfailed", on_failed)
-    page.on("console", lambda m: m.type == "error" and report.js_errors.append(f"console.error: {m.text[:200]}"))
-    page.on("pageerror", lambda e: report.js_errors.append(f"uncaught: {str(e)[:200]}"))
+    handlers = _listen(
+        page, request=on_request, requestfailed=on_failed,
+        console=lambda m: m.type == "error" and report.js_errors.append(f"console.error: {m.text[:200]}"),
+        pageerror=lambda e: report.js_errors.append(f"uncaught: {str(e)[:200]}"))
     try:
         await page.goto((built_site / rel).resolve().as_uri(), wait_until="load")
         if _is_redirect_stub(rel):
@@ -624,26 +636,24 @@ async def _visit_offline(context, built_site: pathlib.Path, rel: str) -> Offline
     except Exception as exc:  # noqa: BLE001 - reported per page by the tests
         report.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
     finally:
-        await page.close()
+        await _leave(page, handlers)
     return report
 
 
-async def _visit_not_found(context, url: str) -> tuple[str, dict]:
-    """Open 404.html at ``url``: the stylesheets it loaded and the links of its body."""
-    page = await context.new_page()
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
+async def _visit_not_found(page, url: str) -> tuple[str, dict]:
+    """Open 404.html at ``url`` in tab ``page``: the stylesheets it loaded and the links of its body."""
     try:
         await page.goto(url, wait_until="load")
         return url, {"sheets": await page.evaluate(_STYLESHEETS_JS), "links": await page.evaluate(_LINK_JS)}
     except Exception as exc:  # noqa: BLE001 - reported by the test
         return url, {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
     finally:
-        await page.close()
+        await page.goto("about:blank")
 
 
 @pytest.fixture(scope="session")
 def offline_crawl(visits) -> dict[str, OfflineReport]:
-    """Every page of the book opened from file:// on a phone's screen, every other request aborted."""
+    """Every page of the book opened from file:// on a phone's screen, every other request recorded."""
     return visits.offline
 
 
