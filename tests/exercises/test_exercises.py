@@ -307,7 +307,7 @@ def test_solutions_score_full_marks_for_three_students(class_run):
 
 @needs_solutions
 @pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.parent.name)
-def test_solutions_score_full_marks_in_process_for_the_other_students(master, monkeypatch):
+def test_solutions_score_full_marks_in_process_for_the_other_students(master, monkeypatch, shared_pool_runs):
     from grading.judge import grade_answers, load_key
     from lanes.exercises.variants import set_course_secret
 

@@ -95,7 +95,7 @@ class TestNewSets:
         assert len(drawn) >= 4, f"{slug}: five identifiers should give (nearly) five variants"
 
     @pytest.mark.parametrize("slug", SETS)
-    def test_solution_scores_full_marks_in_process(self, slug):
+    def test_solution_scores_full_marks_in_process(self, slug, shared_pool_runs):
         for student in STUDENTS[1:2]:  # the sandboxed grader's test covers three identifiers
             result = judge(slug, solution_answers(slug, student), student)
             lost = {q: r["messages"] for q, r in result.items() if r["score"] != r["possible"]}
