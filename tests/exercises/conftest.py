@@ -14,8 +14,10 @@ def shared_pool_runs(monkeypatch):
     sets 03, 04, 05, 12 and 14): the key gets the run the master made. A run is a pure
     function of its scenario, its policy and its draws (frozen values, compared whole), and
     its result is read-only, so sharing it changes no answer and no verdict; a run that
-    differs in anything is made. A student's scheduler (any policy that is not a built-in
-    :class:`~lanes.pool.policies.Policy`) always runs. The runs are dropped after the test.
+    differs in anything is made. Shared too: a key's reference rule (a scheduler class of a
+    module :func:`grading.judge.load_key` loaded), by its class and its parameters, when one
+    test judges several answers against it. A student's scheduler always runs. The runs are
+    dropped after the test.
     """
     from lanes.pool import engine
     from lanes.pool.policies import Policy
@@ -24,9 +26,13 @@ def shared_pool_runs(monkeypatch):
     made: dict = {}
 
     def shared(sc, rule, stream):
-        if not isinstance(rule, Policy):
+        if isinstance(rule, Policy):
+            key = (sc, rule, stream)
+        elif type(rule).__module__.startswith("lanes_key_") and all(
+                type(x) in (int, float, str, bool, type(None)) for x in vars(rule).values()):
+            key = (sc, type(rule).__module__, type(rule).__qualname__, tuple(sorted(vars(rule).items())), stream)
+        else:
             return run(sc, rule, stream)
-        key = (sc, rule, stream)
         if key not in made:
             made[key] = run(sc, rule, stream)
         return made[key]

@@ -180,6 +180,7 @@ def _config(spec: str, **ext) -> dict:
             "q5_victim": ext.get("victim", "youngest"), "q5_min_run_s": ext.get("min_run_s", 0)}
 
 
+@pytest.mark.usefixtures("shared_pool_runs")
 class TestCapstone:
     def test_family_is_the_calibrated_one(self):
         from lanes.exercises.sets import set_14
@@ -271,6 +272,7 @@ class TestCapstone:
         assert bad["q5"]["score"] == 0 and bad["q5"]["messages"]
 
 
+@pytest.mark.usefixtures("shared_pool_runs")
 class TestSet13PastedCode:
     """Set 13 asks for rules no built-in policy has: pasting public code earns what an empty answer earns.
 
