@@ -17,7 +17,8 @@ def shared_pool_runs(monkeypatch):
     differs in anything is made. Shared too: a key's reference rule (a scheduler class of a
     module :func:`grading.judge.load_key` loaded), by its class and its parameters, when one
     test judges several answers against it. A student's scheduler always runs. The runs are
-    dropped after the test.
+    dropped after the test (a capstone day's run holds about 3 MB: a test that makes many
+    different runs, such as the capstone's check of every member, goes without).
     """
     from lanes.pool import engine
     from lanes.pool.policies import Policy

@@ -180,7 +180,6 @@ def _config(spec: str, **ext) -> dict:
             "q5_victim": ext.get("victim", "youngest"), "q5_min_run_s": ext.get("min_run_s", 0)}
 
 
-@pytest.mark.usefixtures("shared_pool_runs")
 class TestCapstone:
     def test_family_is_the_calibrated_one(self):
         from lanes.exercises.sets import set_14
@@ -252,7 +251,7 @@ class TestCapstone:
         result = judge(CAPSTONE, _config(ref["spec"], **ref["ext"]), "alice")
         assert result["q5"]["score"] == result["q5"]["possible"], result["q5"]
 
-    def test_safe_but_wasteful_answers_lose_the_throughput_points(self):
+    def test_safe_but_wasteful_answers_lose_the_throughput_points(self, shared_pool_runs):
         v = get_set(CAPSTONE).variant("bob")
         huge = judge(CAPSTONE, _config(f"reserve:{v.slots // 3}"), "bob")["q5"]
         assert huge["score"] == 2, huge  # latency met, batch target missed
