@@ -29,8 +29,8 @@ def shared_pool_runs(monkeypatch):
     def shared(sc, rule, stream):
         if isinstance(rule, Policy):
             key = (sc, rule, stream)
-        elif type(rule).__module__.startswith("lanes_key_") and all(
-                type(x) in (int, float, str, bool, type(None)) for x in vars(rule).values()):
+        elif type(rule).__module__.startswith("lanes_key_") and isinstance(getattr(rule, "__dict__", None), dict) \
+                and all(type(x) in (int, float, str, bool, type(None)) for x in vars(rule).values()):
             key = (sc, type(rule).__module__, type(rule).__qualname__, tuple(sorted(vars(rule).items())), stream)
         else:
             return run(sc, rule, stream)
