@@ -288,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--normalise-only", action="store_true",
                     help="only re-apply the student-notebook rules to exercises/ (no Otter, no execution)")
     args = ap.parse_args(argv)
+    # as in grade.py: jsonschema (under nbformat and Otter) would build rfc3987_syntax's 39
+    # grammars at import, about 3 s of CPU; no schema here uses the "iri" formats they check
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
     if args.normalise_only:
         for path in normalise_students(args.out.resolve()):

@@ -95,7 +95,7 @@ class TestNewSets:
         assert len(drawn) >= 4, f"{slug}: five identifiers should give (nearly) five variants"
 
     @pytest.mark.parametrize("slug", SETS)
-    def test_solution_scores_full_marks_in_process(self, slug):
+    def test_solution_scores_full_marks_in_process(self, slug, shared_pool_runs):
         for student in STUDENTS[1:2]:  # the sandboxed grader's test covers three identifiers
             result = judge(slug, solution_answers(slug, student), student)
             lost = {q: r["messages"] for q, r in result.items() if r["score"] != r["possible"]}
@@ -251,7 +251,7 @@ class TestCapstone:
         result = judge(CAPSTONE, _config(ref["spec"], **ref["ext"]), "alice")
         assert result["q5"]["score"] == result["q5"]["possible"], result["q5"]
 
-    def test_safe_but_wasteful_answers_lose_the_throughput_points(self):
+    def test_safe_but_wasteful_answers_lose_the_throughput_points(self, shared_pool_runs):
         v = get_set(CAPSTONE).variant("bob")
         huge = judge(CAPSTONE, _config(f"reserve:{v.slots // 3}"), "bob")["q5"]
         assert huge["score"] == 2, huge  # latency met, batch target missed
@@ -271,6 +271,7 @@ class TestCapstone:
         assert bad["q5"]["score"] == 0 and bad["q5"]["messages"]
 
 
+@pytest.mark.usefixtures("shared_pool_runs")
 class TestSet13PastedCode:
     """Set 13 asks for rules no built-in policy has: pasting public code earns what an empty answer earns.
 
