@@ -239,3 +239,13 @@ def test_class_scoped_fixtures_wrap_the_classmethod():
                         and names.index("classmethod") < names.index("pytest.fixture"):
                     wrong.append(f"{path.relative_to(PACKAGE.parent)}: {node.name}")
     assert wrong == []
+
+
+def test_one_conftest_module_named_conftest():
+    """Only tests/conftest.py is imported as ``conftest``: pytest imports every conftest.py outside a
+    package under that one name, the last one replacing the others, so a second one makes
+    ``from conftest import ...`` (tests/test_packaging.py) read whichever a worker loaded last."""
+    tests = PACKAGE.parent / "tests"
+    found = [p.relative_to(tests).as_posix() for p in sorted(tests.rglob("conftest.py"))
+             if not (p.parent / "__init__.py").exists()]
+    assert found == ["conftest.py"]
