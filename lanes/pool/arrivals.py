@@ -13,8 +13,8 @@ below 1, or 0: event-driven) the same requests arrive with the same holds
 second, a Poisson process places them uniformly, so k uniform offsets are
 drawn, sorted and given to the second's requests in order.  They come from a
 second generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream
-is untouched, and only when a finer clock first reads them.  A request is seen at the first scheduling instant at or after
-its arrival (at 1 s: its own second, as in the anchor).
+is untouched, and only when a finer clock first reads them.  A request is seen
+at the first scheduling instant at or after its arrival (at 1 s: its own second, as in the anchor).
 """
 
 from __future__ import annotations
