@@ -4,10 +4,9 @@
 >>> lanes.run_table()["reserve:16"].p99_s     # the course's anchor table
 2
 
-The public names are loaded on first use, so ``import lanes`` stays cheap.  Layout: the models
-:mod:`lanes.pool` (the slot pool), :mod:`lanes.lane` and :mod:`lanes.gpu`, each importing only the
-ones before it; :mod:`lanes.display` draws them (no model imports it); :mod:`lanes.exercises`
-holds the exercise sets; ``cli`` is ``python -m lanes``, ``prose`` the chapters' ``glue``.
+Public names load on first use, so ``import lanes`` stays cheap.  Models: :mod:`lanes.pool` (the slot
+pool), :mod:`lanes.lane`, :mod:`lanes.gpu`, each importing only those before it; :mod:`lanes.display`
+draws them; :mod:`lanes.exercises` holds the sets; ``cli`` is ``python -m lanes``.
 """
 
 from __future__ import annotations

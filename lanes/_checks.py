@@ -1,12 +1,9 @@
 """Validation helpers shared by every model: one clear line naming the parameter.
 
-Each helper returns the (possibly converted) value or raises ``ValueError``
-naming the parameter, the rule and what arrived: ``slots must be an integer
->= 1 (got 0)``; the CLI prints it and exits with status 2.  Types are checked
-before any arithmetic: ``bool`` is never a number, numpy scalars count as the
-numbers they hold, an int too large for a float is out of range.  Bounds are
-printed exactly (``10000000``, not ``1e+07``); one set by another parameter
-names it: ``pool_tokens must be an integer >= block_tokens (got 8, block_tokens=16)``.
+Each helper returns the (possibly converted) value or raises ``ValueError`` naming the parameter,
+the rule and what arrived: ``slots must be an integer >= 1 (got 0)``; the CLI prints it and exits
+with status 2.  ``bool`` is never a number; numpy scalars count as the numbers they hold; bounds
+print exactly (``10000000``, not ``1e+07``), and one set by another parameter names it.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ EXCLUDED = {
     **{
         name: "a result record built by a model, not an entry point"
         for name in (
-            "lanes.pool.arrivals.ArrivalStream", "lanes.pool.results.SlotPoolResult",
+            "lanes.pool.arrivals.ArrivalStream", "lanes.pool.results.SlotPoolResult", "lanes.pool.day.Day",
             "lanes.pool.table.PolicyTable", "lanes.pool.littles.SlotBudget",
             "lanes.lane.interactive.LaneRecord", "lanes.lane.interactive.LaneResult",
             "lanes.lane.jobstore.ItemLease", "lanes.lane.jobstore.JobStatus",

@@ -1,20 +1,18 @@
 """The random draws of a scenario: the backlog, the interactive arrivals and their holds.
 
-The draws do not depend on the policy, the pool or the clock, so one
-:class:`ArrivalStream` is drawn per scenario and shared by every policy
-compared on it.  One ``random.Random(seed)`` makes them in the anchor
-program's order: first each backlog job's slot time, then, for each second
-t, one uniform number that fixes how many interactive requests arrive (a
-Poisson count by inverse CDF) followed by one slot time per arrival.
+The draws do not depend on the policy, the pool or the clock, so one :class:`ArrivalStream` is drawn
+per scenario and shared by every policy compared on it.  One ``random.Random(seed)`` makes them in
+the anchor program's order: first each backlog job's slot time, then, for each second t, one uniform
+number that fixes how many interactive requests arrive (a Poisson count by inverse CDF) followed by
+one slot time per arrival.
 
-**Finer clocks.**  At a clock finer than the anchor's second (``tick_s``
-below 1, or 0: event-driven) the same requests arrive with the same holds
-(whole seconds), each at its own instant in its second: given k arrivals in a
-second, a Poisson process places them uniformly, so k uniform offsets are
-drawn, sorted and given to the second's requests in order.  They come from a
-second generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream
-is untouched, and only when a finer clock first reads them.  A request is seen
-at the first scheduling instant at or after its arrival (at 1 s: its own second, as in the anchor).
+**Finer clocks.**  At a clock finer than the anchor's second (``tick_s`` below 1, or 0:
+event-driven) the same requests arrive with the same holds (whole seconds), each at its own instant
+in its second: given k arrivals in a second, a Poisson process places them uniformly, so k uniform
+offsets are drawn, sorted and given to the second's requests in order.  They come from a second
+generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream is untouched, and only when
+a finer clock first reads them.  A request is seen at the first scheduling instant at or after its
+arrival (at 1 s: its own second, as in the anchor).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, groupby
+from itertools import groupby
 
 from .. import _checks
 from .scenario import Scenario
@@ -37,12 +35,6 @@ def rate_per_s(scenario: Scenario, t: float) -> float:
     window, ``trough_rate`` at t = 0, ``peak_rate`` halfway through, back to the trough at the end."""
     _checks.instance("scenario", scenario, Scenario)
     return _rate(scenario.trough_rate, scenario.peak_rate, scenario.ticks, _checks.number("t", t))
-
-
-def rate_curve(scenario: Scenario) -> list[float]:
-    """The arrival rate at every whole second of the window, in requests per second."""
-    _checks.instance("scenario", scenario, Scenario)
-    return [_rate(scenario.trough_rate, scenario.peak_rate, scenario.ticks, t) for t in range(scenario.ticks)]
 
 
 def _rate(lo: float, hi: float, seconds: int, t: float) -> float:
@@ -67,24 +59,14 @@ def _poisson(lam: float, u: float) -> int:
 
 @dataclass(frozen=True)
 class ArrivalStream:
-    """Everything random in one run of a scenario.
+    """Everything random in one run of a scenario, times in seconds.
 
-    Attributes
-    ----------
-    batch_service_s : tuple of int
-        Slot time of each backlog job, in queue order, seconds.
-    arrival_tick : tuple of int
-        Whole second of each interactive arrival, non-decreasing.
-    inter_service_s : tuple of int
-        Slot time (hold) of each interactive arrival, seconds.
-    arrival_offset_s : tuple of float or None
-        Where each arrival falls inside its second, in [0, 1), non-decreasing
-        within a second; ``None``: drawn from ``offset_seed`` when a clock
-        finer than one second first reads them (:attr:`offsets_s`).
-    seconds : int
-        The window drawn for, whole seconds (0: up to the last arrival).
-    offset_seed : int or None
-        The scenario seed the offsets are drawn from when not given.
+    ``batch_service_s``: each backlog job's slot time, in queue order.  ``arrival_tick``: the whole
+    second of each interactive arrival (non-decreasing); ``inter_service_s``: its slot time (hold).
+    ``arrival_offset_s``: where each arrival falls inside its second, in [0, 1), non-decreasing
+    within a second (``None``: drawn from ``offset_seed``, the scenario's seed, when a clock finer
+    than one second first reads :attr:`offsets_s`).  ``seconds``: the window drawn for (0: up to the
+    last arrival).
     """
 
     batch_service_s: tuple[int, ...]
@@ -117,17 +99,6 @@ class ArrivalStream:
     def n_arrivals(self) -> int:
         """Interactive requests that arrive in the window."""
         return len(self.arrival_tick)
-
-    @cached_property
-    def zero_wait_busy(self) -> tuple[int, ...]:
-        """Interactive requests in slots at each second if every one got a slot on arrival (one entry
-        per second of the window, and on to the last such request's end)."""
-        n = max([self.seconds, *(t + s + 1 for t, s in zip(self.arrival_tick, self.inter_service_s))])
-        change = [0] * (n + 1)
-        for t, s in zip(self.arrival_tick, self.inter_service_s):
-            change[t] += 1
-            change[t + s] -= 1
-        return tuple(accumulate(change[:n]))
 
 
 def draw_stream(scenario: Scenario) -> ArrivalStream:

@@ -1,29 +1,25 @@
 """The slot-pool simulator: one loop that runs every policy, at any scheduling clock.
 
-The pool has ``slots`` identical slots.  Interactive requests arrive over the
-day (:mod:`lanes.pool.arrivals`); a backlog of batch jobs is queued at t = 0.
-At each scheduling instant the loop runs five steps, in the anchor program's
-order:
+The pool has ``slots`` identical slots.  Interactive requests arrive over the day
+(:mod:`lanes.pool.arrivals`); a backlog of batch jobs is queued at t = 0.  At each scheduling instant
+the loop runs five steps, in the anchor program's order:
 
 1. **Arrivals**: requests seen at this instant join the interactive queue.
 2. **Completions**: jobs whose slot time is up leave their slots.
-3. **Decision**: the policy chooses running batch jobs to evict and waiting
-   jobs to start.  A built-in policy (:class:`~lanes.pool.policies.Policy`)
-   applies its rule, written out in the loop; any other scheduler is shown an
-   :class:`~lanes.pool.protocol.Observation` and asked, and its decision is
-   checked against the interface's rules (:mod:`lanes.pool.protocol`).
-4. **Carry out**: evicted jobs go back to the head of the batch queue and
-   redo ``preempt_cost_s`` seconds when they resume; started jobs take slots.
+3. **Decision**: the policy chooses running batch jobs to evict and waiting jobs to start.  A
+   built-in policy (:class:`~lanes.pool.policies.Policy`) applies its rule, written out in the loop;
+   any other scheduler is shown an :class:`~lanes.pool.protocol.Observation` and asked, and its
+   decision is checked against the interface's rules (:mod:`lanes.pool.protocol`).
+4. **Carry out**: evicted jobs go back to the head of the batch queue and redo ``preempt_cost_s``
+   seconds when they resume; started jobs take slots.
 5. **Count**: busy slots, completions and evictions, for the results.
 
-**The clock.**  Instants are ticks of ``Scenario.tick_s`` seconds (1 s is the
-anchor's clock), counted as whole ticks so nothing is rounded.  A built-in
-policy decides nothing new at an instant where nothing arrived, finished or
-came of age (``min_run_s``), so the loop jumps from one such instant to the
-next; a student's scheduler is asked at every tick.  With ``tick_s = 0`` the
-instants are the arrivals and completions themselves, in seconds
-(event-driven).  A request's wait is counted from the instant it is first
-seen to the instant it takes a slot.
+**The clock.**  Instants are ticks of ``Scenario.tick_s`` seconds (1 s is the anchor's clock),
+counted as whole ticks so nothing is rounded.  A built-in policy decides nothing new at an instant
+where nothing arrived, finished or came of age (``min_run_s``), so the loop jumps from one such
+instant to the next; a student's scheduler is asked at every tick.  With ``tick_s = 0`` the instants
+are the arrivals and completions themselves, in seconds (event-driven).  A request's wait is counted
+from the instant it is first seen to the instant it takes a slot.
 """
 
 from __future__ import annotations
@@ -47,21 +43,13 @@ ID, START, WAITED, END = range(4)
 
 def simulate(scenario: Scenario | None = None, policy: Any = "priority", *, stream: ArrivalStream | None = None,
              **extensions: object) -> SlotPoolResult:
-    """Run one policy on one scenario.
+    """Run one policy on one scenario (the anchor scenario when ``scenario`` is omitted).
 
-    Parameters
-    ----------
-    scenario : Scenario, optional
-        The workload, the pool and the clock; the anchor scenario when omitted.
-    policy : str, Policy or scheduler
-        A spec such as ``"reserve:8"`` (see :mod:`lanes.pool.policies`), a
-        Policy, or a scheduler written against :mod:`lanes.pool.protocol`
-        (a class or object with ``decide(obs)``, or a function ``f(obs)``).
-    stream : ArrivalStream, optional
-        The draws to use (a trace replay, or draws shared by several runs);
-        drawn for ``scenario`` when omitted.
-    **extensions
-        Built-in policies only: ``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``.
+    ``policy`` is a spec such as ``"reserve:8"`` (:mod:`lanes.pool.policies`), a :class:`Policy`, or
+    a scheduler written against :mod:`lanes.pool.protocol` (an object with ``decide(obs)``, its class,
+    or a function ``f(obs)``).  ``stream``: the draws to use (a trace replay, or draws shared by
+    several runs); drawn for ``scenario`` when omitted.  ``extensions`` (built-in policies only):
+    ``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``.
     """
     sc = Scenario() if _checks.instance("scenario", scenario, Scenario, none_ok=True) is None else scenario
     if isinstance(policy, (str, Policy)):
@@ -170,7 +158,10 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         jobs: list = []  # batch jobs that take a slot now, in order: (id, left, waited, since)
         if not builtin:
             requests = [job.id - B for job in started if job.kind == INTERACTIVE]  # indices into the stream
-            jobs = [_take(job.id, queue) for job in started if job.kind != INTERACTIVE]
+            ids = [job.id for job in started if job.kind != INTERACTIVE]  # any queued jobs, in this order
+            jobs = [next(item for item in queue if item[0] == job_id) for job_id in ids]
+            for item in jobs:
+                queue.remove(item)
         elif fifo:  # one queue in submission order: the backlog came first
             while free and queue:
                 jobs.append(queue.popleft())
@@ -205,10 +196,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         for j in requests:
             waits[j] = t - seen[j]
             end = t + hold[j]
-            k = freed.get(end, 0)
-            if not k:
+            if end not in freed:
                 heappush(instants, end)
-            freed[end] = k + 1
+            freed[end] = freed.get(end, 0) + 1
         if not builtin:  # a student's scheduler is told which requests end
             for j in requests:
                 ending.setdefault(t + hold[j], []).append(B + j)
@@ -216,11 +206,9 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
         for job_id, left, waited, since in jobs:  # in clock units
             end = t + left
             batch[job_id] = [job_id, t, waited + t - since, end]
-            if end in ending:
-                ending[end].append(job_id)
-            else:
-                ending[end] = [job_id]
+            if end not in ending:
                 heappush(instants, end)
+            ending.setdefault(end, []).append(job_id)
             if wake:
                 heappush(instants, t + min_run)
         batch_started += len(jobs)
@@ -273,12 +261,3 @@ def _victims(batch: dict, t, take: int, youngest: bool, min_run, aging, promote=
     found.reverse()  # each start group in the order its jobs took slots, then the latest group first
     found.sort(key=itemgetter(START), reverse=True)
     return found[:take]
-
-
-def _take(key: int, queue: deque) -> tuple:
-    """Remove and return the batch job ``key`` from ``queue`` (a student's scheduler may start any)."""
-    for k, item in enumerate(queue):
-        if item[0] == key:
-            del queue[k]
-            return item
-    raise AssertionError(f"job {key} is not queued")  # the board checked it was

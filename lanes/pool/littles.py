@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import accumulate
 
 from .. import _checks
+from .arrivals import ArrivalStream, rate_per_s
+from .scenario import Scenario
 
 __all__ = [
     "SlotBudget",
@@ -26,7 +29,9 @@ __all__ = [
     "headroom_slots",
     "poisson_quantile",
     "poisson_tail",
+    "rate_curve",
     "slot_budget",
+    "zero_wait_busy",
 ]
 
 
@@ -284,3 +289,20 @@ def headroom_slots(mean_busy: float, hold_s: float, drain_s: float, *, drift_per
     high = poisson_quantile(mean_busy, p)
     low = poisson_quantile(mean_busy, 1 - p) if 1 - p > 0 else 0
     return high - low + math.ceil(drift_per_s * drain_s)
+
+
+def rate_curve(scenario: Scenario) -> list[float]:
+    """The interactive arrival rate at every whole second of the window, requests per second."""
+    return [rate_per_s(scenario, t) for t in range(_checks.instance("scenario", scenario, Scenario).ticks)]
+
+
+def zero_wait_busy(stream: ArrivalStream) -> tuple[int, ...]:
+    """Interactive requests in slots at each second if every one got a slot on arrival: Little's L
+    with no wait (one entry per second of the window, and on to the last such request's end)."""
+    _checks.instance("stream", stream, ArrivalStream)
+    n = max([stream.seconds, *(t + s + 1 for t, s in zip(stream.arrival_tick, stream.inter_service_s))])
+    change = [0] * (n + 1)
+    for t, s in zip(stream.arrival_tick, stream.inter_service_s):
+        change[t] += 1
+        change[t + s] -= 1
+    return tuple(accumulate(change[:n]))

@@ -1,35 +1,29 @@
 """Scheduling policies for the slot pool, named by their CLI spec.
 
-The seven rows of the anchor table are specs :func:`parse_policy` reads:
-``fifo`` (one queue in submission order; the backlog came first),
-``priority`` (interactive requests take a free slot before batch; no
-eviction), ``reserve:R`` (priority, and batch starts only while more than R
-slots stay free), ``preempt`` (priority; a request that finds no free slot
-evicts a running batch job, which goes back to the head of the batch queue)
-and ``hybrid:R`` (``reserve:R`` plus preemption once the reserve runs out).
-Five extensions, off by default, are keyword fields: ``floor``, ``aging_s``,
-``promote_s``, ``victim`` and ``min_run_s`` (see :class:`Policy`); ``fifo``
-ignores them (it serves in submission order and never evicts).
+The seven rows of the anchor table are specs :func:`parse_policy` reads: ``fifo`` (one queue in
+submission order; the backlog came first), ``priority`` (interactive requests take a free slot
+before batch; no eviction), ``reserve:R`` (priority, and batch starts only while more than R slots
+stay free), ``preempt`` (priority; a request that finds no free slot evicts a running batch job,
+which goes back to the head of the batch queue) and ``hybrid:R`` (``reserve:R`` plus preemption once
+the reserve runs out).  Five extensions, off by default, are keyword fields: ``floor``, ``aging_s``,
+``promote_s``, ``victim`` and ``min_run_s`` (see :class:`Policy`); ``fifo`` ignores them (it serves
+in submission order and never evicts).
 
-**Two kinds of aging.**  A batch job's *wait* is its time in the batch queue,
-summed over its stays there (every backlog job waits from t = 0).  ``aging_s``
-makes a job that waited more than ``aging_s`` immune from eviction once it
-runs.  ``promote_s`` is aging as priority, exactly:
+**Two kinds of aging.**  A batch job's *wait* is its time in the batch queue, summed over its stays
+there (every backlog job waits from t = 0).  ``aging_s`` makes a job that waited more than
+``aging_s`` immune from eviction once it runs.  ``promote_s`` is aging as priority, exactly:
 
-* The batch queue keeps its order (evicted jobs at its head).  Its head is
-  *promoted* once its wait is at least ``promote_s``, at the instant ``p``
-  its wait reached ``promote_s``.
-* Free slots go one at a time to the older of the oldest waiting request and
-  the promoted head: the head goes first if ``p`` is before the request's
-  arrival (a request that arrived at ``p`` itself goes first).  Equivalently,
-  priority = wait in the queue, plus ``promote_s`` for a request.
-* Promotion changes the order, not which slots a kind may use: a batch job
-  still starts only while more than ``reserve`` slots are free (or batch is
-  under its ``floor``), and a request still never takes the floor.
-* A promoted job never evicts.  A preempting policy evicts only for the
-  requests that outrank the queue's head, and never evicts a job that was
-  promoted when it started (wait at least ``promote_s``), so a job and a
-  request cannot evict each other in turn.
+* The batch queue keeps its order (evicted jobs at its head).  Its head is *promoted* once its wait
+  is at least ``promote_s``, at the instant ``p`` its wait reached ``promote_s``.
+* Free slots go one at a time to the older of the oldest waiting request and the promoted head: the
+  head goes first if ``p`` is before the request's arrival (a request that arrived at ``p`` itself
+  goes first).  Equivalently, priority = wait in the queue, plus ``promote_s`` for a request.
+* Promotion changes the order, not which slots a kind may use: a batch job still starts only while
+  more than ``reserve`` slots are free (or batch is under its ``floor``), and a request still never
+  takes the floor.
+* A promoted job never evicts.  A preempting policy evicts only for the requests that outrank the
+  queue's head, and never evicts a job that was promoted when it started (wait at least
+  ``promote_s``), so a job and a request cannot evict each other in turn.
 """
 
 from __future__ import annotations
@@ -49,27 +43,16 @@ _KINDS = ("fifo", "priority", "reserve", "preempt", "hybrid")
 
 @dataclass(frozen=True)
 class Policy:
-    """How the pool chooses who gets a free slot and who is evicted.
+    """How the pool chooses who gets a free slot and who is evicted (the rules: this module's docstring).
 
-    Parameters
-    ----------
-    kind : str
-        One of ``fifo``, ``priority``, ``reserve``, ``preempt``, ``hybrid``.
-    reserve : int
-        Slots kept free of batch (``reserve`` and ``hybrid`` only), slots.
-    floor : int
-        Slots batch keeps while it has queued work: requests may not take them, eviction stops there.
-    aging_s : int or None
-        A batch job that has spent more than this many seconds queued is never evicted (``None``: off).
-    promote_s : int or None
-        A batch job that has waited at least this many seconds outranks the requests that arrive
-        later, and once it runs is never evicted (the exact rule: this module's docstring; ``None``: off).
-    victim : str
-        Eviction order, one of :data:`VICTIMS`.
-    min_run_s : int
-        A batch job that has run for less than this many seconds since it last started is never evicted.
-    spec : str
-        The text this policy was parsed from, echoed in tables and JSON.
+    ``kind`` is one of ``fifo``, ``priority``, ``reserve``, ``preempt``, ``hybrid``; ``reserve``: slots
+    kept free of batch (``reserve`` and ``hybrid`` only); ``floor``: slots batch keeps while it has
+    queued work (requests may not take them; eviction stops there); ``aging_s``: a batch job queued
+    more than this many seconds is never evicted; ``promote_s``: a batch job that has waited at least
+    this many seconds outranks later requests and, once it runs, is never evicted; ``victim``: the
+    eviction order, one of :data:`VICTIMS`; ``min_run_s``: a job that has run less than this many
+    seconds since it last started is never evicted.  ``None`` (0 for ``min_run_s``) turns a rule off.
+    ``spec`` is the text the policy was parsed from, echoed in tables and JSON.
     """
 
     kind: str
@@ -109,10 +92,8 @@ class Policy:
 
     def check_fits(self, slots: int) -> None:
         """Raise ``ValueError`` unless the reserve and floor fit in a pool of ``slots``."""
-        if self.reserve > slots:
-            raise ValueError(f"reserve must be in [0, slots] (got {self.reserve}, slots={slots})")
-        if self.floor > slots:
-            raise ValueError(f"floor must be in [0, slots] (got {self.floor}, slots={slots})")
+        for name in ("reserve", "floor"):
+            _checks.integer(name, getattr(self, name), lo=0, hi=slots, hi_name="slots")
 
     def with_(self, **changes: object) -> "Policy":
         """Return a copy with some fields changed (validated again, spec kept)."""

@@ -1,5 +1,5 @@
-"""Results of the slot-pool simulator: the table's figures, and series over the day computed on first
-use from the run's log (one entry per scheduling instant).  ``to_frame`` methods import pandas inside.
+"""Results of the slot-pool simulator: the table's figures and each request's wait; the day in
+detail (series over the day) is :mod:`lanes.pool.day`, loaded on first use.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .policies import Policy
 from .scenario import Scenario
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas
+    from .day import Day
 
 #: An interactive request is late when it waits longer than this, seconds.
 LATE_AFTER_S = 2
@@ -23,8 +23,7 @@ LATE_AFTER_S = 2
 
 def percentile(sorted_waits: list | tuple, q: float) -> float:
     """The anchor program's percentile: element ``int(q * n)`` of the sorted list, -1 if empty."""
-    if not isinstance(sorted_waits, (list, tuple)):
-        raise ValueError(f"sorted_waits must be a sorted list of waits (got {_checks.show(sorted_waits)})")
+    _checks.instance("sorted_waits", sorted_waits, (list, tuple))
     q = _checks.number("q", q, lo=0, hi=1)
     n = len(sorted_waits)
     return sorted_waits[min(n - 1, int(q * n))] if n else -1
@@ -40,7 +39,7 @@ def _summary(waits: list) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SlotPoolResult:
-    """One policy run on one scenario: the table's figures as fields, series over the day on first use.
+    """One policy run on one scenario: the table's figures as fields; ``day`` for the day in detail.
 
     ``policy`` is what ran (a :class:`Policy` or a student's scheduler).  ``p50_s``, ``p99_s``,
     ``max_s``: interactive queue wait percentiles and maximum, seconds (whole seconds on the 1 s
@@ -100,99 +99,18 @@ class SlotPoolResult:
         return (f"{label:<14}{p50:>9}s{p99:>6}s{top:>6}s{self.late_fraction:>9.1%}"
                 f"{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}")
 
-    # --- series over the day, one entry per whole second ------------------------------
-    def _sample(self, column: int, before_next: bool) -> tuple:
-        """The log's ``column`` at each whole second s: from its last entry at or before s (or, with
-        ``before_next``, before s + 1, to count what happened during the second)."""
-        log, per_s, out, k = self._log, self._per_s, [], -1
-        for s in range(self.scenario.ticks):
-            while k + 1 < len(log) and (log[k + 1][0] < (s + 1) * per_s if before_next else log[k + 1][0] <= s * per_s):
-                k += 1
-            out.append(log[k][column] if k >= 0 else 0)
-        return tuple(out)
-
-    def _per_second(self, column: int) -> tuple[int, ...]:
-        totals = self._sample(column, True)
-        return tuple(b - a for a, b in zip((0, *totals), totals))
-
-    @cached_property
-    def busy_interactive(self) -> tuple[int, ...]:
-        """Slots held by interactive requests at each whole second, after that instant's decision."""
-        return self._sample(1, False)
-
-    @cached_property
-    def busy_batch(self) -> tuple[int, ...]:
-        """Slots held by batch jobs at each whole second, after that instant's decision."""
-        return self._sample(2, False)
-
-    @cached_property
-    def batch_done_cumulative(self) -> tuple[int, ...]:
-        """Batch jobs completed by the end of each second."""
-        return self._sample(3, True)
-
-    @cached_property
-    def preempted_per_tick(self) -> tuple[int, ...]:
-        """Batch evictions in each second."""
-        return self._per_second(4)
-
-    @cached_property
-    def batch_started_per_tick(self) -> tuple[int, ...]:
-        """Batch jobs started (or restarted after eviction) in each second."""
-        return self._per_second(5)
-
-    @property
-    def interactive_done(self) -> int:
-        """Interactive requests that finished within the window."""
-        return self._log[-1][6]
-
-    @property
-    def mean_busy_interactive(self) -> float:
-        """Time-averaged interactive slots busy (L in Little's law)."""
-        log, end = self._log, self.scenario.ticks * self._per_s
-        return sum(e[1] * (b - e[0]) for e, b in zip(log, [e[0] for e in log[1:]] + [end])) / end
-
     @cached_property
     def wait_s(self) -> tuple[float, ...]:
         """Queue wait of each admitted interactive request, seconds, in arrival order."""
         return tuple(w for w in self._waits if w >= 0)
 
-    @property
-    def wait_counts(self) -> list[int]:
-        """Admitted requests by wait: entry w counts those that waited w seconds (rounded down)."""
-        counts = [0] * (int(self.max_s) + 1 if self.n_interactive else 0)
-        for w in self.wait_s:
-            counts[int(w)] += 1
-        return counts
-
-    @property
-    def wait_arrival_tick(self) -> tuple[int, ...]:
-        """Arrival second of each admitted interactive request, matching :attr:`wait_s`."""
-        return tuple(a for a, w in zip(self._stream.arrival_tick, self._waits) if w >= 0)
-
-    @property
-    def wait_service_s(self) -> tuple[int, ...]:
-        """Slot time of each admitted interactive request, matching :attr:`wait_s`."""
-        return tuple(s for s, w in zip(self._stream.inter_service_s, self._waits) if w >= 0)
-
     def window(self, t0: float, t1: float) -> dict[str, float]:
-        """n, p50, p99, max wait and late fraction for arrivals in ``[t0, t1)`` seconds."""
-        return _summary(sorted(w for w, a in zip(self.wait_s, self.wait_arrival_tick) if t0 <= a < t1))
+        """n, p50, p99, max wait and late fraction for requests that arrive in ``[t0, t1)`` seconds."""
+        return _summary(sorted(w for w, a in zip(self._waits, self._stream.arrival_tick) if w >= 0 and t0 <= a < t1))
 
-    def batch_done_by(self, t: float) -> int:
-        """Batch jobs completed before second ``t`` (a deadline in seconds)."""
-        return self.batch_done_cumulative[min(int(t), self.scenario.ticks) - 1] if t > 0 else 0
+    @cached_property
+    def day(self) -> "Day":
+        """The run's day in detail: per-second series, Little's law's L, each request's slot time."""
+        from .day import Day  # loaded on first use: the table needs only the figures
 
-    def to_frame(self) -> "pandas.DataFrame":
-        """Per-second series as a DataFrame indexed by time in seconds."""
-        import pandas as pd
-
-        return pd.DataFrame({"busy_interactive": self.busy_interactive, "busy_batch": self.busy_batch,
-                             "batch_done": self.batch_done_cumulative, "preempted": self.preempted_per_tick},
-                            index=pd.RangeIndex(self.scenario.ticks, name="t_s"))
-
-    def waits_frame(self) -> "pandas.DataFrame":
-        """One row per admitted interactive request: arrival second, wait and slot time, seconds."""
-        import pandas as pd
-
-        return pd.DataFrame({"arrival_s": self.wait_arrival_tick, "wait_s": self.wait_s,
-                             "service_s": self.wait_service_s})
+        return Day(self.scenario, self._stream, self._waits, self._log, self._per_s)

@@ -1,8 +1,7 @@
 """The slot-pool scenario: the workload, the pool, the scheduling clock and the random seed.
 
-A :class:`Scenario` holds every constant of the course's anchor program; its
-defaults reproduce that program's table.  The policies are in
-:mod:`lanes.pool.policies`, the simulator in :mod:`lanes.pool.engine`.
+A :class:`Scenario` holds every constant of the course's anchor program; its defaults reproduce
+that program's table.
 """
 
 from __future__ import annotations
@@ -27,29 +26,16 @@ MAX_BACKLOG = 10_000_000
 class Scenario:
     """A pool of decode slots shared by interactive arrivals and a batch backlog.
 
-    Parameters
-    ----------
-    slots : int
-        Concurrent sequence slots in the pool (>= 1).
-    hours : float
-        Simulated time, hours (at most :data:`MAX_HOURS`; a whole number >= 1 of seconds).
-    backlog : int
-        Batch jobs queued at t = 0 (0 to :data:`MAX_BACKLOG`).
-    batch_service_s, inter_service_s : (int, int)
-        Inclusive range of a batch job's, and an interactive request's, slot time in seconds, drawn uniformly.
-    trough_rate, peak_rate : float
-        Interactive arrivals per second at the start (trough) and the middle
-        (peak) of the window; the rate follows a raised cosine.
-    preempt_cost_s : int
-        Seconds of work a batch job redoes after each eviction (>= 0).
-    seed : int
-        Seed of the ``random.Random`` that draws the backlog and arrivals.
-    tick_s : float
-        The scheduling clock, seconds between two decisions: ``1`` is the
-        anchor's; a finer clock divides one second (0.5, 0.1, 0.02, ...);
-        ``0`` schedules at every arrival and completion (event-driven), as a
-        serving engine that schedules every step does.  The draws are the same
-        at every clock (:mod:`lanes.pool.arrivals` places arrivals inside their second).
+    ``slots``: concurrent sequence slots (>= 1).  ``hours``: simulated time (a whole number of
+    seconds, at most :data:`MAX_HOURS`).  ``backlog``: batch jobs queued at t = 0.
+    ``batch_service_s``, ``inter_service_s``: inclusive ranges of a batch job's and an interactive
+    request's slot time, seconds, drawn uniformly.  ``trough_rate``, ``peak_rate``: interactive
+    arrivals per second at the start and the middle of the window (a raised cosine between them).
+    ``preempt_cost_s``: seconds of work a batch job redoes after each eviction.  ``seed``: of the
+    ``random.Random`` that draws the backlog and the arrivals.  ``tick_s``: the scheduling clock,
+    seconds between two decisions: ``1`` is the anchor's; a finer clock divides one second (0.5, 0.1,
+    0.02, ...); ``0`` schedules at every arrival and completion (event-driven), as a serving engine
+    that schedules every step does.  The draws are the same at every clock (:mod:`lanes.pool.arrivals`).
     """
 
     slots: int = 64

@@ -81,7 +81,7 @@ def _metric(r: Any, scenario: Scenario, name: str) -> Any:
     if name == "peak_p99_s":
         return r.window(scenario.ticks // 2 - 1800, scenario.ticks // 2 + 1800)["p99"]
     if name == "batch_slot_h":
-        return sum(r.busy_batch) / 3600
+        return sum(r.day.busy_batch) / 3600
     return getattr(r, name)
 
 
@@ -105,7 +105,7 @@ def _row(scenario: Scenario, pol: Policy, label: Any) -> dict[str, Any]:
         peak_p99_s=r.window(scenario.ticks // 2 - 1800, scenario.ticks // 2 + 1800)["p99"],
         late_fraction=r.late_fraction,
         batch_done=r.batch_done,
-        batch_slot_h=sum(r.busy_batch) / 3600,
+        batch_slot_h=sum(r.day.busy_batch) / 3600,
         preempted=r.preempted,
         util=r.util,
     )

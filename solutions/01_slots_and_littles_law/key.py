@@ -16,7 +16,7 @@ def q1(a, v):
 def _measured(rate, hold, seed):
     sc = lanes.Scenario(hours=1, trough_rate=rate, peak_rate=rate, inter_service_s=(hold, hold),
                         backlog=0, seed=seed)
-    return lanes.simulate(sc, "priority").mean_busy_interactive
+    return lanes.simulate(sc, "priority").day.mean_busy_interactive
 
 
 def q2(a, v):

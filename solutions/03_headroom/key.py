@@ -35,7 +35,7 @@ def q2(a, v):
     r, run = _smallest(v.slots, v.peak_rate, v.short_batch_service_s, v.seed, v.target_s)
     return all_of(equal("q2_reserve_short", a["q2_reserve_short"], r,
                         hint="the same search with the short batch jobs"),
-                  close("q2_mean_busy", a["q2_mean_busy"], run.mean_busy_interactive, rel=1e-6,
+                  close("q2_mean_busy", a["q2_mean_busy"], run.day.mean_busy_interactive, rel=1e-6,
                         hint="slots held by user requests, on average, in the run at that R"))
 
 

@@ -34,7 +34,7 @@ def free_runs():
 
 
 def peak_hour(run):
-    return run.busy_interactive[MID - 1800 : MID + 1800]
+    return run.day.busy_interactive[MID - 1800 : MID + 1800]
 
 
 def test_every_glued_name_in_the_text_is_computed(text):
@@ -72,7 +72,7 @@ class TestLittlesLaw:
         assert (text["slots"], text["hold_s"], text["peak_rate"], text["trough_rate"]) == (64, 8, 5, 2)
 
     def test_holding_times_are_uniform_not_exponential(self, free_runs):
-        counts = Counter(free_runs[SC.seed].wait_service_s)
+        counts = Counter(free_runs[SC.seed].day.wait_service_s)
         lo, hi = SC.inter_service_s
         assert set(counts) == set(range(lo, hi + 1))
         mean = sum(counts.values()) / len(counts)
@@ -80,7 +80,7 @@ class TestLittlesLaw:
 
     def test_simulator_follows_the_law_bin_by_bin(self, free_runs, text):
         run = free_runs[SC.seed]
-        measured = plots.binned(run.busy_interactive, 300)
+        measured = plots.binned(run.day.busy_interactive, 300)
         predicted = [lam * HOLD_S for lam in plots.binned(plots.rate_curve(SC), 300)]
         gap = max(abs(m - p) for m, p in zip(measured, predicted))
         assert gap == pytest.approx(text["bin_gap_max"])
@@ -94,18 +94,18 @@ class TestLittlesLaw:
     def test_hour_by_hour_the_two_sides_differ_a_little(self, free_runs):
         run = free_runs[SC.seed]
         for hour in range(int(SC.hours)):
-            served = [s for s, a in zip(run.wait_service_s, run.wait_arrival_tick) if a // 3600 == hour]
+            served = [s for s, a in zip(run.day.wait_service_s, run.day.wait_arrival_tick) if a // 3600 == hour]
             lam_w = len(served) / 3600 * (sum(served) / len(served))
-            measured = sum(run.busy_interactive[hour * 3600 : (hour + 1) * 3600]) / 3600
+            measured = sum(run.day.busy_interactive[hour * 3600 : (hour + 1) * 3600]) / 3600
             assert abs(lam_w - measured) < 0.1
 
     def test_the_law_holds_on_all_ten_seeds(self, free_runs, text):
         gaps, means = [], []
         for run in free_runs.values():
             lam = run.n_arrivals / SC.ticks
-            w = sum(run.wait_service_s) / run.n_interactive
-            gaps.append(abs(lam * w - run.mean_busy_interactive))
-            means.append(run.mean_busy_interactive)
+            w = sum(run.day.wait_service_s) / run.n_interactive
+            gaps.append(abs(lam * w - run.day.mean_busy_interactive))
+            means.append(run.day.mean_busy_interactive)
         assert max(gaps) == pytest.approx(text["law_gap_max"]) and max(gaps) < 0.01
         assert (min(means), max(means)) == pytest.approx((text["law_L_low"], text["law_L_high"]))
         assert max(means) - min(means) > 10 * max(gaps)  # draws differ far more than the law's error

@@ -92,7 +92,7 @@ class TestSlotsOverTheDay:
     def test_the_pool_is_full_at_every_tick(self, anchor, text, runs):
         for spec in ("fifo", "priority"):
             r = anchor[spec]
-            assert all(i + b == SC.slots for i, b in zip(r.busy_interactive, r.busy_batch)), spec
+            assert all(i + b == SC.slots for i, b in zip(r.day.busy_interactive, r.day.busy_batch)), spec
         assert spread(runs, "util")["low"].min() == pytest.approx(text["util_low"])
         assert text["util_low"] > 0.999
 
@@ -101,8 +101,8 @@ class TestSlotsOverTheDay:
         first = slice(0, 3600)
         peak = slice(MID - 1800, MID + 1800)
         mean = lambda xs: sum(xs) / len(xs)
-        assert mean(r.busy_interactive[peak]) > mean(r.busy_interactive[first]) + 10
-        assert mean(r.busy_batch[peak]) < mean(r.busy_batch[first]) - 10
+        assert mean(r.day.busy_interactive[peak]) > mean(r.day.busy_interactive[first]) + 10
+        assert mean(r.day.busy_batch[peak]) < mean(r.day.busy_batch[first]) - 10
 
 
 class TestWhenUsersWait:
@@ -134,18 +134,18 @@ class TestWhenUsersWait:
 
     def test_batch_holds_almost_every_slot_at_the_start(self, anchor, text):
         r = anchor["priority"]
-        assert r.busy_batch[0] == text["batch_at_start"] and r.busy_batch[0] >= SC.slots - 5
-        assert r.batch_done_by(SC.batch_service_s[0]) == 0  # nothing ends before the shortest job
+        assert r.day.busy_batch[0] == text["batch_at_start"] and r.day.busy_batch[0] >= SC.slots - 5
+        assert r.day.batch_done_by(SC.batch_service_s[0]) == 0  # nothing ends before the shortest job
         assert text["slots"] == SC.slots
 
 
 class TestTheTrickle:
     def test_littles_law_for_batch_completions_in_the_peak_hour(self, anchor, text):
         r = anchor["priority"]
-        batch_at_peak = sum(r.busy_batch[MID - 1800 : MID + 1800]) / 3600
+        batch_at_peak = sum(r.day.busy_batch[MID - 1800 : MID + 1800]) / 3600
         gap = littles.batch_trickle_interval_s(MEAN_BATCH_S, batch_at_peak)
         assert gap == pytest.approx(MEAN_BATCH_S / batch_at_peak)
-        simulated = r.batch_done_by(MID + 1800) - r.batch_done_by(MID - 1800)
+        simulated = r.day.batch_done_by(MID + 1800) - r.day.batch_done_by(MID - 1800)
         assert (text["batch_at_peak"], text["gap_s"]) == pytest.approx((batch_at_peak, gap))
         assert text["done_simulated"] == simulated
         assert text["done_estimate"] == pytest.approx(3600 / gap)
@@ -172,7 +172,7 @@ class TestOneSlotInClosedForm:
     def waits(cls):
         out = {}
         for s in (cls.ONE, cls.ONE.with_(batch_service_s=(15, 45))):
-            out[s.batch_service_s] = [lanes.simulate(s.with_(seed=k), "priority").waits_frame()["wait_s"].mean()
+            out[s.batch_service_s] = [lanes.simulate(s.with_(seed=k), "priority").day.waits_frame()["wait_s"].mean()
                                       for k in SEEDS]
         return out
 

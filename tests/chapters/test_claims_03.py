@@ -303,8 +303,8 @@ class TestOccupancyPanels:
     def test_free_strip_widens_with_r_and_batch_narrows_by_as_much(self, text):
         table = lanes.run_table(SC, ["reserve:0", f"reserve:{text['r_anchor']}", f"reserve:{text['r_all']}"])
         free = [SC.slots * (1 - r.util) for r in table]
-        batch = [sum(r.busy_batch) / SC.ticks for r in table]
-        inter = [r.mean_busy_interactive for r in table]
+        batch = [sum(r.day.busy_batch) / SC.ticks for r in table]
+        inter = [r.day.mean_busy_interactive for r in table]
         assert free[0] < 0.1 and free[0] < free[1] < free[2]
         for i in (1, 2):
             assert (batch[0] - batch[i]) == pytest.approx(free[i] - free[0], abs=0.5)

@@ -143,7 +143,7 @@ def test_slots_freed_per_second_a_little_more_than_arrivals(anchor):
     from glued_values import glued
 
     pre = anchor["preempt"]
-    freed = (pre.interactive_done + pre.batch_done) / SC.ticks
+    freed = (pre.day.interactive_done + pre.batch_done) / SC.ticks
     arrive = pre.n_arrivals / SC.ticks
     assert arrive < freed < 1.1 * arrive
     g = glued("04_preemption")
@@ -191,11 +191,11 @@ def test_peak_hour_evicts_more_than_first_hour(tables, anchor):
         if c != SC.preempt_cost_s:
             continue
         for r in t:
-            peak = sum(r.preempted_per_tick[mid - HOUR // 2 : mid + HOUR // 2])
-            assert peak > sum(r.preempted_per_tick[:HOUR]), (s, r.policy.spec)
+            peak = sum(r.day.preempted_per_tick[mid - HOUR // 2 : mid + HOUR // 2])
+            assert peak > sum(r.day.preempted_per_tick[:HOUR]), (s, r.policy.spec)
     pre, hyb = anchor["preempt"], anchor["hybrid:8"]
-    assert sum(hyb.preempted_per_tick[:HOUR]) * 4 < sum(pre.preempted_per_tick[:HOUR])  # hybrid starts low
-    hourly = [sum(pre.preempted_per_tick[h * HOUR : (h + 1) * HOUR]) for h in range(int(SC.hours))]
+    assert sum(hyb.day.preempted_per_tick[:HOUR]) * 4 < sum(pre.day.preempted_per_tick[:HOUR])  # hybrid starts low
+    hourly = [sum(pre.day.preempted_per_tick[h * HOUR : (h + 1) * HOUR]) for h in range(int(SC.hours))]
     assert min(hourly) > 0  # pure preemption evicts all day
     assert hourly.index(max(hourly)) in (2, 3)  # and most around the daily peak
 
@@ -334,7 +334,7 @@ def test_thrash_in_closed_form(fine, anchor):
         out = []
         for h in range(int(SC.hours)):
             part = slice(h * HOUR, (h + 1) * HOUR)
-            out.append(sum(r.preempted_per_tick[part]) / sum(r.busy_batch[part]))
+            out.append(sum(r.day.preempted_per_tick[part]) / sum(r.day.busy_batch[part]))
         return out
 
     coarse = per_hour(anchor["preempt"])

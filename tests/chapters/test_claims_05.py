@@ -36,15 +36,15 @@ SPOT = (1, SC.seed)
 
 
 def _summary(r):
-    ticks = r.preempted_per_tick
+    ticks = r.day.preempted_per_tick
     last = next((t for t in range(len(ticks) - 1, -1, -1) if ticks[t]), None)
     return {
         "p99": r.p99_s,
-        "batch": r.batch_done_by(DEADLINE_S),
+        "batch": r.day.batch_done_by(DEADLINE_S),
         "evictions": r.preempted,
         "last_eviction_s": last,
         "later_p99": r.window(LATER_S, SC.ticks)["p99"] if r.policy.spec in LATER else None,
-        "slowest_hour": min(r.batch_done_by(HOUR * (h + 1)) - r.batch_done_by(HOUR * h)
+        "slowest_hour": min(r.day.batch_done_by(HOUR * (h + 1)) - r.day.batch_done_by(HOUR * h)
                             for h in range(int(SC.hours))),
     }
 
@@ -86,7 +86,7 @@ def base():
 
 def test_anchor_preempt_nearly_stalls_midday_and_misses(base):
     per_hour = {
-        r.policy.spec: [r.batch_done_by(HOUR * (h + 1)) - r.batch_done_by(HOUR * h) for h in range(int(SC.hours))]
+        r.policy.spec: [r.day.batch_done_by(HOUR * (h + 1)) - r.day.batch_done_by(HOUR * h) for h in range(int(SC.hours))]
         for r in base
     }
     pre = per_hour["preempt"]
@@ -105,7 +105,7 @@ def test_preemption_stalls_at_the_peak_on_every_seed(seeds):
     g = glued("05_starvation_and_aging")
     slowest = col(seeds["preempt"], "slowest_hour")
     assert (g["pre_worst_lo"], g["pre_worst_hi"]) == (min(slowest), max(slowest))
-    best = [max(r.batch_done_by(HOUR * (h + 1)) - r.batch_done_by(HOUR * h) for h in range(int(SC.hours)))
+    best = [max(r.day.batch_done_by(HOUR * (h + 1)) - r.day.batch_done_by(HOUR * h) for h in range(int(SC.hours)))
             for r in [lanes.simulate(SC, "preempt")]]
     assert max(slowest) < best[0] / 3  # "nearly stalls": under a third of its best hour
 
@@ -131,13 +131,13 @@ def test_floor_sweep_on_the_anchor_seed(floors):
 
     g = glued("05_starvation_and_aging")
     # "users hold {{peak_busy}} slots at once at the peak, far more than the {{f32_left}}"
-    assert g["peak_busy"] == max(floors[0].busy_interactive) > 1.5 * g["f32_left"] == 1.5 * (SC.slots - 32)
+    assert g["peak_busy"] == max(floors[0].day.busy_interactive) > 1.5 * g["f32_left"] == 1.5 * (SC.slots - 32)
     mid = SC.ticks // 2
     assert g["small_floor_p99_s"] == [floors[f].p99_s for f in (8, 16)]  # "at most" their largest
     assert max(floors[f].p99_s for f in (8, 16)) <= 2
     peak32 = floors[32].window(mid - HOUR // 2, mid + HOUR // 2)["p99"]
     assert peak32 > 120  # minutes
-    assert max(floors[0].busy_interactive) > SC.slots - 32
+    assert max(floors[0].day.busy_interactive) > SC.slots - 32
 
 
 def test_the_floor_tails_hold_on_five_seeds():
@@ -182,8 +182,8 @@ def test_a_floor_guarantees_slots_not_work(seeds):
 
 def test_aging_turns_preemption_off_after_aging_s(seeds):
     aged = lanes.simulate(SC, "preempt", aging_s=HOUR)
-    assert sum(aged.preempted_per_tick[LATER_S:]) == 0
-    assert sum(aged.preempted_per_tick[HOUR:]) > 0  # stragglers just after the limit
+    assert sum(aged.day.preempted_per_tick[LATER_S:]) == 0
+    assert sum(aged.day.preempted_per_tick[HOUR:]) > 0  # stragglers just after the limit
     for name in AGING:
         for row in seeds[name]:
             assert HOUR < row["last_eviction_s"] <= HOUR + 10 * 60, name
@@ -196,7 +196,7 @@ def test_aging_matches_the_plain_policy_until_aging_s():
     for spec, _ in pairs:
         plain = lanes.simulate(SC, spec)
         aged = lanes.simulate(SC, spec, aging_s=HOUR)
-        assert aged.batch_done_by(HOUR) == plain.batch_done_by(HOUR)
+        assert aged.day.batch_done_by(HOUR) == plain.day.batch_done_by(HOUR)
         assert aged.batch_done > plain.batch_done
 
 
@@ -237,7 +237,7 @@ class TestAgingAsPriority:
             r = lanes.simulate(SC, base, promote_s=HOUR)
             mine = out[n][SEEDS.index(SC.seed)]
             assert (mine["served_pct"], mine["p99_s"], mine["batch_by_deadline"]) == (
-                pytest.approx(100 * r.interactive_done / r.n_arrivals), r.p99_s, r.batch_done_by(DEADLINE_S))
+                pytest.approx(100 * r.day.interactive_done / r.n_arrivals), r.p99_s, r.day.batch_done_by(DEADLINE_S))
         return out
 
     def test_promotion_under_pure_preemption_starves_users(self, prom):

@@ -242,10 +242,10 @@ class TestErlangAgainstTheTick:
 
     def test_the_spot_seeds_rerun_to_the_chapters_values(self, g, runs):
         for s, r in runs.items():
-            n = sum(r.wait_counts)
-            assert g["sim_pwait_seeds"][SEEDS.index(s)] == pytest.approx(1 - r.wait_counts[0] / n)
+            n = sum(r.day.wait_counts)
+            assert g["sim_pwait_seeds"][SEEDS.index(s)] == pytest.approx(1 - r.day.wait_counts[0] / n)
             assert g["sim_wait_seeds"][SEEDS.index(s)] == pytest.approx(
-                sum(w * k for w, k in enumerate(r.wait_counts)) / n)
+                sum(w * k for w, k in enumerate(r.day.wait_counts)) / n)
 
     def test_the_tick_model_waits_about_half_as_often_between_the_half_and_one_second_tails(self, g):
         p = g["sim_pwait_seeds"]
@@ -270,8 +270,8 @@ class TestTheoryCheck:
         for peak in (3.0, 7.0):
             for policy, backlog in (("priority", 0), ("reserve:8", 10_000)):
                 r = lanes.simulate(lanes.Scenario(peak_rate=peak, backlog=backlog), policy)
-                predicted = sum(r.wait_service_s) / r.scenario.ticks
-                assert r.mean_busy_interactive == pytest.approx(predicted, rel=1e-3)
+                predicted = sum(r.day.wait_service_s) / r.scenario.ticks
+                assert r.day.mean_busy_interactive == pytest.approx(predicted, rel=1e-3)
 
     def test_prefill_queue_follows_mm1_and_lognormal_sits_far_above(self):
         """Recomputed at the lightest and heaviest load (each load runs on the same seed,
@@ -300,10 +300,10 @@ class TestLittlesLawCountsSlotTimeOnly:
 
     def test_slot_time_is_service_only_and_waits_would_break_the_law(self):
         r = lanes.simulate(lanes.Scenario(peak_rate=7.0, backlog=10_000), "reserve:8")
-        held = sum(r.wait_service_s) / r.scenario.ticks
-        assert r.mean_busy_interactive == pytest.approx(held, rel=1e-3)
-        with_waits = (sum(r.wait_service_s) + sum(r.wait_s)) / r.scenario.ticks
-        assert with_waits > 1.01 * r.mean_busy_interactive  # "wait plus service" is not what slots hold
+        held = sum(r.day.wait_service_s) / r.scenario.ticks
+        assert r.day.mean_busy_interactive == pytest.approx(held, rel=1e-3)
+        with_waits = (sum(r.day.wait_service_s) + sum(r.wait_s)) / r.scenario.ticks
+        assert with_waits > 1.01 * r.day.mean_busy_interactive  # "wait plus service" is not what slots hold
 
     def test_the_prose_says_so(self):
         from glued_values import notebook

@@ -12,7 +12,7 @@ import statistics
 import pytest
 
 from lanes.gpu import replay
-from lanes.pool import traces
+from lanes.pool import littles, traces
 from glued_values import glued, referenced
 
 STEM = "12_real_traffic"
@@ -115,7 +115,7 @@ class TestLittlesLaw:
             hold = statistics.mean(stream.inter_service_s)
             assert text[f"{name}_hold_s"] == pytest.approx(hold)
             assert text[f"{name}_L"] == pytest.approx(hours[name].rate_per_s * hold)
-            busy = statistics.mean(stream.zero_wait_busy[: scenario.ticks])
+            busy = statistics.mean(littles.zero_wait_busy(stream)[: scenario.ticks])
             assert text[f"{name}_busy_mean"] == pytest.approx(busy)
             assert busy == pytest.approx(text[f"{name}_L"], rel=0.01)
             assert text[f"{name}_step_ms"] == pytest.approx(
@@ -128,7 +128,7 @@ class TestLittlesLaw:
         for name in ("conv", "code"):
             scenario, stream = inputs[name]
             end = scenario.ticks
-            counted = sum(stream.zero_wait_busy[:end])
+            counted = sum(littles.zero_wait_busy(stream)[:end])
             built = sum(min(h, end - a) for a, h in zip(stream.arrival_tick, stream.inter_service_s) if a < end)
             assert counted == built
             assert 0 <= sum(stream.inter_service_s) - counted < 0.01 * counted
@@ -146,7 +146,7 @@ class TestLittlesLaw:
         assert text["code_hold_s"] < text["conv_hold_s"] and text["code_L"] < text["conv_L"]
         for key in ("conv", "code", "conv_p", "code_p"):
             scenario, stream = inputs[key]
-            assert text[f"{key}_busy_max"] == max(stream.zero_wait_busy[: scenario.ticks])
+            assert text[f"{key}_busy_max"] == max(littles.zero_wait_busy(stream)[: scenario.ticks])
         assert text["code_busy_max"] > SLOTS  # the figure: a spike above the whole pool
         assert text["code_busy_max"] > 5 * text["code_p_busy_max"]
         assert text["code_busy_max"] > 20 * text["code_L"]  # "the mean does not size a pool"

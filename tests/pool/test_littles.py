@@ -11,8 +11,12 @@ from lanes.pool.littles import (
     headroom_slots,
     poisson_quantile,
     poisson_tail,
+    rate_curve,
     slot_budget,
+    zero_wait_busy,
 )
+from lanes.pool.arrivals import ArrivalStream, rate_per_s
+from lanes.pool.scenario import Scenario
 
 
 class TestLittlesLaw:
@@ -22,6 +26,19 @@ class TestLittlesLaw:
 
     def test_check_yourself_three_per_second_for_ten(self):
         assert busy_slots(3, 10) == 30
+
+    def test_rate_curve_is_the_rate_at_every_second(self):
+        sc = Scenario(hours=1)
+        curve = rate_curve(sc)
+        assert len(curve) == 3600 and curve[0] == sc.trough_rate and curve[1800] == sc.peak_rate
+        assert curve[900] == rate_per_s(sc, 900)
+
+    def test_zero_wait_busy_counts_requests_in_slots_from_arrival_to_arrival_plus_hold(self):
+        # arrivals at 0 (hold 2), 0 (hold 1) and 3 (hold 4): busy in seconds 0-6, and 0 at 7, the last end
+        stream = ArrivalStream((), (0, 0, 3), (2, 1, 4), seconds=5)
+        assert zero_wait_busy(stream) == (2, 1, 0, 1, 1, 1, 1, 0)
+        with pytest.raises(ValueError, match="^stream must be a ArrivalStream"):
+            zero_wait_busy([0, 1])
 
     def test_slot_budget_leaves_24_to_48_idle(self):
         b = slot_budget(64, 2, 5, 8)

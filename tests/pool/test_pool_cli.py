@@ -81,7 +81,7 @@ class TestErrors:
         "args, needle",
         [
             (["--policies", "bogus"], "policy must be one of fifo, priority, reserve:R, preempt, hybrid:R"),
-            (["--policies", "reserve:80"], "reserve must be in [0, slots] (got 80, slots=64)"),
+            (["--policies", "reserve:80"], "reserve must be an integer in [0, slots] (got 80, slots=64)"),
             (["--slots", "0"], "slots must be an integer >= 1 (got 0)"),
             (["--slots", "many"], "argument --slots: must be an integer (got 'many')"),
             (["--hours", "-1"], "hours must be a number > 0 (got -1.0)"),

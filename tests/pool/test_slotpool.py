@@ -83,11 +83,11 @@ class TestProperties:
     def test_conservation(self, run):
         scenario, policy = run
         r = simulate(scenario, policy)
-        running_batch = r.busy_batch[-1]
+        running_batch = r.day.busy_batch[-1]
         assert r.batch_done + running_batch + r.batch_queued == scenario.backlog
         queued_inter = r.n_arrivals - r.n_interactive
-        assert r.interactive_done + r.busy_interactive[-1] + queued_inter == r.n_arrivals
-        assert all(0 <= i + b <= scenario.slots for i, b in zip(r.busy_interactive, r.busy_batch))
+        assert r.day.interactive_done + r.day.busy_interactive[-1] + queued_inter == r.n_arrivals
+        assert all(0 <= i + b <= scenario.slots for i, b in zip(r.day.busy_interactive, r.day.busy_batch))
 
     @settings(max_examples=40, deadline=None)
     @given(runs())
@@ -97,7 +97,7 @@ class TestProperties:
         draw_stream.cache_clear()
         second = simulate(scenario, policy)
         assert first.row() == second.row()
-        assert first.wait_s == second.wait_s and first.busy_batch == second.busy_batch
+        assert first.wait_s == second.wait_s and first.day.busy_batch == second.day.busy_batch
 
     @settings(max_examples=60, deadline=None)
     @given(runs())
@@ -105,8 +105,8 @@ class TestProperties:
         scenario, policy = run
         r = simulate(scenario, policy)
         if not policy.preempts:
-            assert r.preempted == 0 and not any(r.preempted_per_tick)
-        assert sum(r.preempted_per_tick) == r.preempted
+            assert r.preempted == 0 and not any(r.day.preempted_per_tick)
+        assert sum(r.day.preempted_per_tick) == r.preempted
 
     @settings(max_examples=60, deadline=None)
     @given(runs(extensions=False))
@@ -114,9 +114,9 @@ class TestProperties:
         scenario, policy = run
         r = simulate(scenario, policy)
         if policy.kind in ("reserve", "hybrid"):
-            for t, started in enumerate(r.batch_started_per_tick):
+            for t, started in enumerate(r.day.batch_started_per_tick):
                 if started:
-                    free_after = scenario.slots - r.busy_interactive[t] - r.busy_batch[t]
+                    free_after = scenario.slots - r.day.busy_interactive[t] - r.day.busy_batch[t]
                     assert free_after >= policy.reserve, t
 
     @settings(max_examples=60, deadline=None)
@@ -129,9 +129,9 @@ class TestProperties:
         scenario, policy = run
         r = simulate(scenario, policy)
         T = scenario.ticks
-        L = r.mean_busy_interactive
+        L = r.day.mean_busy_interactive
         lam = r.n_interactive / T
-        W = sum(r.wait_service_s) / r.n_interactive if r.n_interactive else 0.0
+        W = sum(r.day.wait_service_s) / r.n_interactive if r.n_interactive else 0.0
         assert abs(L - lam * W) <= scenario.slots * scenario.inter_service_s[1] / T + 1e-12
 
     def test_littles_law_against_the_scenario_rates(self):
@@ -141,7 +141,7 @@ class TestProperties:
         # about 0.4% (count) and 0.3% (service mean); 2% is five sigma.
         r = simulate(Scenario(), "reserve:16")
         expected = (2.0 + 5.0) / 2 * (4 + 12) / 2
-        assert r.mean_busy_interactive == pytest.approx(expected, rel=0.02)
+        assert r.day.mean_busy_interactive == pytest.approx(expected, rel=0.02)
 
 
 class TestDraws:
@@ -177,11 +177,17 @@ class TestResultSeries:
     def test_series_lengths_and_totals(self, anchor):
         r = anchor["hybrid:8"]
         T = r.scenario.ticks
-        assert len(r.busy_interactive) == len(r.busy_batch) == T
-        assert r.batch_done_cumulative[-1] == r.batch_done == r.batch_done_by(T)
-        assert len(r.wait_s) == len(r.wait_arrival_tick) == r.n_interactive
-        total_busy = sum(r.busy_interactive) + sum(r.busy_batch)
+        assert len(r.day.busy_interactive) == len(r.day.busy_batch) == T
+        assert r.day.batch_done_cumulative[-1] == r.batch_done == r.day.batch_done_by(T)
+        assert len(r.wait_s) == len(r.day.wait_arrival_tick) == r.n_interactive
+        total_busy = sum(r.day.busy_interactive) + sum(r.day.busy_batch)
         assert total_busy / (T * r.scenario.slots) == r.util
+
+    def test_wait_counts_count_each_admitted_wait_by_its_whole_seconds(self, anchor):
+        for r in (anchor["priority"], anchor["fifo"], simulate(Scenario(hours=0.5, tick_s=0.1), "priority")):
+            counts = r.day.wait_counts
+            assert len(counts) == int(r.max_s) + 1 and sum(counts) == r.n_interactive
+            assert counts == [sum(1 for w in r.wait_s if int(w) == k) for k in range(len(counts))]
 
     def test_window_covers_the_whole_day(self, anchor):
         r = anchor["priority"]
@@ -194,7 +200,7 @@ class TestResultSeries:
         df = anchor.to_frame()
         assert list(df.index) == list(lanes.DEFAULT_POLICIES)
         assert df.loc["preempt", "preempted"] == 20474
-        per_tick = anchor["fifo"].to_frame()
+        per_tick = anchor["fifo"].day.to_frame()
         assert len(per_tick) == 21600 and per_tick["busy_batch"].max() == 64
 
 

@@ -29,7 +29,7 @@ class TestSweep:
     def test_batch_slot_hours_without_eviction(self):
         df = sweep(["priority"], lanes.Scenario(hours=0.5))
         r = lanes.simulate(lanes.Scenario(hours=0.5), "priority")
-        assert df.loc[0, "batch_slot_h"] == pytest.approx(sum(r.busy_batch) / 3600)
+        assert df.loc[0, "batch_slot_h"] == pytest.approx(sum(r.day.busy_batch) / 3600)
 
     def test_sweep_scenarios_over_a_scenario_field(self):
         df = sweep_scenarios("hybrid:8", "preempt_cost_s", [0, 60], lanes.Scenario(hours=1))
@@ -50,7 +50,7 @@ class TestSweep:
             sweep("priority")
 
     def test_reserve_larger_than_pool_is_rejected(self):
-        with pytest.raises(ValueError, match="reserve must be in"):
+        with pytest.raises(ValueError, match="reserve must be an integer in"):
             sweep(["reserve:80"])
 
 

@@ -34,7 +34,7 @@ class TestSweepSeeds:
         df = sweep_seeds(["priority"], [1], SHORT, metrics=["batch_slot_h"])
         r = lanes.simulate(SHORT.with_(seed=1), "priority")
         assert list(df.columns) == ["seed", "policy", "reserve", "batch_slot_h"]
-        assert df.loc[0, "batch_slot_h"] == pytest.approx(sum(r.busy_batch) / 3600)
+        assert df.loc[0, "batch_slot_h"] == pytest.approx(sum(r.day.busy_batch) / 3600)
 
     def test_bad_input_is_named(self):
         with pytest.raises(ValueError, match="metrics must be names"):

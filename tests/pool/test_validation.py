@@ -53,11 +53,11 @@ class TestPolicy:
             parse_policy(spec)
 
     def test_reserve_larger_than_the_pool(self):
-        with pytest.raises(ValueError, match=r"^reserve must be in \[0, slots\] \(got 80, slots=64\)$"):
+        with pytest.raises(ValueError, match=r"^reserve must be an integer in \[0, slots\] \(got 80, slots=64\)$"):
             simulate(Scenario(hours=0.1), "reserve:80")
 
     def test_floor_larger_than_the_pool(self):
-        with pytest.raises(ValueError, match=r"^floor must be in \[0, slots\] \(got 9, slots=8\)$"):
+        with pytest.raises(ValueError, match=r"^floor must be an integer in \[0, slots\] \(got 9, slots=8\)$"):
             simulate(Scenario(slots=8, hours=0.1), "priority", floor=9)
 
     @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lanes.pool.arrivals import rate_curve
+from lanes.pool.littles import rate_curve
 from lanes.pool.littles import poisson_cdf
 from lanes.pool.results import SlotPoolResult, percentile
 
@@ -152,8 +152,8 @@ def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: i
         Axes title; the policy label by default.
     """
     ax = axes_or_new(ax)
-    inter = binned(result.busy_interactive, bin_s)
-    batch = binned(result.busy_batch, bin_s)
+    inter = binned(result.day.busy_interactive, bin_s)
+    batch = binned(result.day.busy_batch, bin_s)
     x = _hours(len(inter), bin_s)
     free = [max(0.0, result.scenario.slots - i - b) for i, b in zip(inter, batch)]
     ax.stackplot(x, inter, batch, free, labels=["interactive", "batch", "free"],
@@ -178,7 +178,7 @@ def plot_littles_law(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s:
     sc = result.scenario
     lo, hi = sc.inter_service_s
     hold = (lo + hi) / 2
-    measured = binned(result.busy_interactive, bin_s)
+    measured = binned(result.day.busy_interactive, bin_s)
     predicted = [lam * hold for lam in binned(rate_curve(sc), bin_s)]
     x = _hours(len(measured), bin_s)
     ax.plot(x, measured, color=COLORS["interactive"], lw=2, label="simulated busy interactive slots")
@@ -213,7 +213,7 @@ def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_m
 
 def _window_stat(result: SlotPoolResult, bin_s: int, q: float | None) -> tuple[list[float], list[float]]:
     waits = result.wait_s
-    ticks = result.wait_arrival_tick
+    ticks = result.day.wait_arrival_tick
     n_bins = -(-result.scenario.ticks // bin_s)
     groups: list[list[int]] = [[] for _ in range(n_bins)]
     for w, a in zip(waits, ticks):
@@ -316,7 +316,7 @@ def plot_preemptions(results: Sequence[SlotPoolResult], ax: "Axes | None" = None
     """Batch evictions per minute over the day, one line per run."""
     ax = axes_or_new(ax)
     for r in results:
-        per_min = [v * 60 for v in binned(r.preempted_per_tick, bin_s)]
+        per_min = [v * 60 for v in binned(r.day.preempted_per_tick, bin_s)]
         ax.plot(_hours(len(per_min), bin_s), per_min, marker=".", label=r.policy.label)
     ax.set_xlabel("time (h)")
     ax.set_ylabel("evictions per minute")
@@ -348,7 +348,7 @@ def plot_batch_progress(
     ax = axes_or_new(ax)
     names = [r.policy.label for r in results] if labels is None else list(labels)
     for r, name in zip(results, names):
-        done = r.batch_done_cumulative[59::60]
+        done = r.day.batch_done_cumulative[59::60]
         ax.plot([(i + 1) / 60 for i in range(len(done))], done, label=name)
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1)

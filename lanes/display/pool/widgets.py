@@ -231,7 +231,7 @@ def littles_explorer(hold_s: float = 8.0) -> Any:
         burst = int(peak_l) + 10
         rows = {
             "L at the peak (slots)": f"{peak_l:g}",
-            "simulated mean busy (slots)": f"{r.mean_busy_interactive:.1f}",
+            "simulated mean busy (slots)": f"{r.day.mean_busy_interactive:.1f}",
             "Little's law mean (slots)": f"{busy_slots(sum(_rates(sc)) / sc.ticks, hold_s):.1f}",
             f"P(busy >= {burst}) at the peak": f"{poisson_tail(peak_l, burst):.1%}",
             "interactive p99 wait (s)": r.p99_s,
@@ -242,7 +242,7 @@ def littles_explorer(hold_s: float = 8.0) -> Any:
 
 
 def _rates(sc: Scenario) -> list[float]:
-    from lanes.pool.arrivals import rate_curve
+    from lanes.pool.littles import rate_curve
 
     return rate_curve(sc)
 
@@ -291,7 +291,7 @@ def headroom_explorer(scenario: Scenario | None = None) -> Any:
         fig, (ax,) = figure_axes()
         plot_occupancy(r, ax)
         rows = _summary(r)
-        rows["batch slot-hours"] = f"{sum(r.busy_batch) / 3600:,.0f}"
+        rows["batch slot-hours"] = f"{sum(r.day.busy_batch) / 3600:,.0f}"
         return fig, rows
 
     return explorer_box(controls, render, "Headroom: keep R slots free of batch")
@@ -349,7 +349,7 @@ def starvation_explorer(scenario: Scenario | None = None, deadline_s: int = 4 * 
         fig, (ax,) = figure_axes()
         plot_batch_progress([base, r], ax, deadline_s=deadline_s, labels=[f"{policy}", f"{policy}, floor {floor}, aging {aging}"])
         rows = _summary(r)
-        rows[f"batch done by {deadline_s / 3600:g} h"] = f"{r.batch_done_by(deadline_s):,}"
+        rows[f"batch done by {deadline_s / 3600:g} h"] = f"{r.day.batch_done_by(deadline_s):,}"
         return fig, rows
 
     return explorer_box(controls, render, "Starvation: give batch a floor or let it age")
