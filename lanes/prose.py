@@ -23,7 +23,8 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     module and the tests read it alike; unlike importing ``myst_nb.glue``,
     which loads nbformat and jsonschema (seconds at a kernel's start), this
     needs only IPython, which every kernel has. ``display=True`` shows the
-    value too; by default it is only recorded.
+    value too; by default it is only recorded.  A NumPy scalar is recorded as
+    the Python number it holds.
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a Python identifier (got {name!r})")
@@ -31,6 +32,9 @@ def glue(name: str, value: Any, display: bool = False) -> None:
         raise ValueError(f"display must be True or False (got {display!r})")
     from IPython.core.formatters import format_display_data
     from IPython.display import display as show
+
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # a NumPy scalar: its Python number
+        value = value.item()
 
     bundle, metadata = format_display_data(value)
     prefix = "" if display else RECORD_PREFIX

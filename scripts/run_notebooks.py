@@ -23,8 +23,10 @@ committed notebook in JupyterLab leaves ``git diff`` empty:
   (``metadata.jupyter.outputs_hidden`` and the ``collapsed`` flag JupyterLab
   writes with it: the save hook's rule); the book folds them by the tag, nbval
   still checks them;
-* the setup cell (tagged ``setup``) has its code collapsed in JupyterLab
-  (``metadata.jupyter.source_hidden``) and the ``remove-cell`` tag for the book;
+* the setup cell (tagged ``setup``) and each cell that only records values for
+  the prose (tagged ``prose-values``: the ``glue`` calls after the cell that computed
+  them) have their code collapsed in JupyterLab (``metadata.jupyter.source_hidden``)
+  and the ``remove-cell`` tag for the book, so a code cell in view shows the model call;
 * every figure has alt text: a code cell whose outputs hold an image gets
   ``metadata.mystnb.image.alt`` from ``scripts/figure_alt.json`` (cell id ->
   text), which MyST-NB writes as the image's ``alt``, and figures at least
@@ -71,6 +73,9 @@ WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 FIGURE_ALT = ROOT / "scripts" / "figure_alt.json"
 SETUP_TAG = "setup"
 SETUP_TAGS = [SETUP_TAG, "remove-cell"]
+#: A cell that only records values for the prose (``glue``): hidden like the setup cell.
+VALUES_TAG = "prose-values"
+VALUES_TAGS = [VALUES_TAG, "remove-cell"]
 IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
@@ -167,9 +172,10 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
             template = cmeta.get("lanes", {}).get("prose")
             if isinstance(template, str):
                 cmeta["lanes"]["prose"] = _link_files(template)
-        if cell.get("cell_type") == "code" and SETUP_TAG in tags:
-            _set_jupyter_flag(cmeta, "source_hidden")
-            cmeta["tags"] = SETUP_TAGS + [t for t in tags if t not in SETUP_TAGS and t != "hide-input"]
+        for tag, hidden_tags in ((SETUP_TAG, SETUP_TAGS), (VALUES_TAG, VALUES_TAGS)):
+            if cell.get("cell_type") == "code" and tag in tags:
+                _set_jupyter_flag(cmeta, "source_hidden")
+                cmeta["tags"] = hidden_tags + [t for t in tags if t not in hidden_tags and t != "hide-input"]
         if cell.get("cell_type") == "code" and has_image(cell):
             image = cmeta.setdefault("mystnb", {}).setdefault("image", {})
             if cell.get("id") in alt:

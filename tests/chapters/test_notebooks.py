@@ -16,6 +16,7 @@ every output; these checks cover what nbval does not:
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -314,6 +315,39 @@ def test_the_setup_cell_is_collapsed_and_removed_from_the_book(path):
     tags = first["metadata"].get("tags", [])
     assert "setup" in tags and "remove-cell" in tags, tags
     assert first["metadata"].get("jupyter", {}).get("source_hidden") is True
+
+
+def _records_only(stmt: ast.stmt) -> bool:
+    """A statement that only records values for the prose: a ``glue`` call, its import, or a loop
+    whose body holds only such statements and names it sets for them."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "glue"
+    if isinstance(stmt, ast.ImportFrom):
+        return stmt.module == "lanes.prose" and [a.name for a in stmt.names] == ["glue"]
+    if isinstance(stmt, ast.For):
+        return all(_records_only(s) or (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets))
+                   for s in stmt.body)
+    return False
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_rel)
+def test_glue_lives_in_hidden_values_cells(path):
+    """A code cell in view shows the model call: every ``glue`` (the import too) sits in a cell
+    tagged ``prose-values`` that only records, collapsed in JupyterLab and left out of the book."""
+    problems = []
+    for i, cell in enumerate(load(path)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        meta, source = cell["metadata"], "".join(cell["source"])
+        if "prose-values" not in meta.get("tags", []):
+            if re.search(r"\bglue\b", source):
+                problems.append(f"cell {i}: glue in a cell in view")
+            continue
+        if "remove-cell" not in meta["tags"] or meta.get("jupyter", {}).get("source_hidden") is not True:
+            problems.append(f"cell {i}: values cell not hidden (tags {meta['tags']})")
+        if not all(_records_only(stmt) for stmt in ast.parse(source).body):
+            problems.append(f"cell {i}: values cell does more than record")
+    assert not problems, problems
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=_rel)

@@ -789,45 +789,9 @@ def test_figure_labels_are_as_large_as_the_code_text_on_a_phone(offline_crawl):
     _fail_listing("figures are drawn with labels under the code text at 390 px", problems)
 
 
-def _site_extension():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("lanes_site", ROOT / "book" / "_ext" / "lanes_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_book_shows_code_cells_without_glue():
-    """What the book shows of a cell: no glue call, glue import or glue wrapper, the rest as written."""
-    cell = (
-        "%matplotlib inline\n"
-        "from lanes.prose import glue\n"
-        "from lanes.prose import glue as prose_glue\n"
-        "x = 2\n"
-        "# the prose rounds it\n"
-        "glue(\"x\", x,\n     display=False)\n"
-        "\n"
-        "def glue(name, value):\n"
-        "    prose_glue(name, value)\n"
-        "\n"
-        "for t in (1, 2):\n"
-        "    s = t * 2\n"
-        "    glue(f\"s{t}\", s)\n"
-        "for t in (1, 2):\n"
-        "    print(t)\n"
-        "    glue(\"t\", t)\n"
-        "print(x)"
-    )
-    shown = _site_extension().without_glue(cell)
-    assert shown == "%matplotlib inline\nx = 2\n\nfor t in (1, 2):\n    print(t)\nprint(x)"
-    only = "from lanes.prose import glue\nglue(\"x\", 1)"
-    assert _site_extension().without_glue(only) == only  # nothing else: left as it is
-    assert _site_extension().without_glue("glue(") == "glue("  # not Python: left as it is
-
-
 def test_no_glue_call_on_any_chapter_page(built_site):
-    """The chapters' pages show their code cells without the glue plumbing (book/_ext/lanes_site.py)."""
+    """The chapters' pages show no glue plumbing: the cells that record values for the prose are
+    tagged ``remove-cell`` (tests/chapters/test_notebooks.py holds every glue call to them)."""
     pages = sorted((built_site / "notebooks").glob("[0-9][0-9]_*.html"))
     assert pages
     problems = [p.name for p in pages if '<span class="n">glue</span>' in p.read_text(encoding="utf-8")
