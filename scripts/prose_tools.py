@@ -759,18 +759,26 @@ def preview_line(cell: Mapping[str, Any]) -> str:
     return next((line for line in texts[0].split("\n") if line), "") if texts else ""
 
 
+#: The tag of a cell that only records values for the prose (``glue``), after the cell that computed them.
+VALUES_TAG = "prose-values"
+
+
 def _tags(cell: Mapping[str, Any]) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
 def reveals(nb: Mapping[str, Any], chapter: str = "") -> list[Reveal]:
-    """Every prediction of ``nb`` whose next cell glues its answer."""
+    """Every prediction of ``nb`` whose reveal (the next cell, with the ``prose-values`` cells right
+    after it, which record its values) glues its answer."""
     cells = nb.get("cells", [])
     found = []
     for i, cell in enumerate(cells[:-1]):
         if "predict" not in _tags(cell):
             continue
-        glued = glued_values({"cells": [cells[i + 1]]})
+        k = i + 2
+        while k < len(cells) and VALUES_TAG in _tags(cells[k]):
+            k += 1
+        glued = glued_values({"cells": cells[i + 1:k]})
         named = cell.get("metadata", {}).get(_META_KEY, {}).get(_ANSWER_KEY)
         if named is not None:
             if not isinstance(named, list) or not all(isinstance(n, str) for n in named):
@@ -778,7 +786,7 @@ def reveals(nb: Mapping[str, Any], chapter: str = "") -> list[Reveal]:
             missing = [n for n in named if n not in glued]
             if missing:
                 raise ValueError(f"{chapter} cell {i}: answer {', '.join(missing)} is not glued"
-                                 " by the reveal (the next cell)")
+                                 " by the reveal (the next cell, or the values cells after it)")
             glued = {n: glued[n] for n in named}
         found.append(Reveal(chapter, i, glued))
     return found

@@ -73,9 +73,6 @@ WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 FIGURE_ALT = ROOT / "scripts" / "figure_alt.json"
 SETUP_TAG = "setup"
 SETUP_TAGS = [SETUP_TAG, "remove-cell"]
-#: A cell that only records values for the prose (``glue``): hidden like the setup cell.
-VALUES_TAG = "prose-values"
-VALUES_TAGS = [VALUES_TAG, "remove-cell"]
 IMAGE_MIMES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
@@ -156,6 +153,7 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
     ``alt`` maps cell ids to figure alt text (default: :func:`figure_alt`).
     """
     alt = figure_alt() if alt is None else alt
+    values_tag = _load("prose_tools", ROOT / "scripts" / "prose_tools.py").VALUES_TAG  # hidden like the setup cell
     meta = nb.setdefault("metadata", {})
     meta["kernelspec"] = dict(KERNELSPEC)
     meta["language_info"] = json.loads(json.dumps(LANGUAGE_INFO))
@@ -172,7 +170,7 @@ def normalise(nb: dict, alt: dict[str, str] | None = None) -> dict:
             template = cmeta.get("lanes", {}).get("prose")
             if isinstance(template, str):
                 cmeta["lanes"]["prose"] = _link_files(template)
-        for tag, hidden_tags in ((SETUP_TAG, SETUP_TAGS), (VALUES_TAG, VALUES_TAGS)):
+        for tag, hidden_tags in ((SETUP_TAG, SETUP_TAGS), (values_tag, [values_tag, "remove-cell"])):
             if cell.get("cell_type") == "code" and tag in tags:
                 _set_jupyter_flag(cmeta, "source_hidden")
                 cmeta["tags"] = hidden_tags + [t for t in tags if t not in hidden_tags and t != "hide-input"]

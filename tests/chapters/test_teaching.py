@@ -86,8 +86,9 @@ class TestChapterConventions:
             draws = any(m in out.get("data", {}) for out in cell.get("outputs", []) for m in FIGURE_MIMES)
             if not draws:
                 continue
-            assert i + 1 < len(cs), f"figure cell {i} is the last cell: its caption is missing"
-            nxt = cs[i + 1]
+            shown = [c for c in cs[i + 1:] if "prose-values" not in c["metadata"].get("tags", [])]  # hidden
+            assert shown, f"figure cell {i} is the last cell: its caption is missing"
+            nxt = shown[0]
             assert nxt["cell_type"] == "markdown" and source(nxt).lstrip().startswith("**Figure.**"), (
                 f"the cell after figure cell {i} must be markdown starting '**Figure.**'"
             )
