@@ -11,7 +11,7 @@ import hashlib
 
 import lanes
 from grading.judge import Check, choice
-from grading.online import compare_on_days
+from grading.online import compare_on_days, figures
 from lanes.pool.protocol import Decision
 
 #: Hidden days per question, and how many hidden seeds are tried to find days that tell the
@@ -33,18 +33,20 @@ def hidden_seeds(student: str, secret: str | None = None, count: int = HIDDEN_DA
 
 
 def _row(day, rule, **extensions):
-    return {k: x for k, x in lanes.simulate(day, rule, **extensions).row().items() if k != "policy"}
+    return figures(lanes.simulate(day, rule, **extensions).row())
 
 
 def _days(v, rule, spec, **extensions):
     """The first :data:`HIDDEN_DAYS` hidden days on which ``rule`` and the built-in ``spec`` give
     different rows, so that the built-in rule's code, pasted, earns nothing on them (of at most
-    :data:`TRIES` days, tried in order until enough differ; days on which they agree fill up if too few do)."""
+    :data:`TRIES` days, tried in order until enough differ; days on which they agree fill up if too
+    few do), with ``rule``'s row on each."""
     differ, agree = [], []
     for seed in hidden_seeds(v.student, count=TRIES):
         day = lanes.Scenario(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
                              peak_rate=v.peak_rate, seed=seed)
-        (differ if _row(day, rule) != _row(day, spec, **extensions) else agree).append(day)
+        want = _row(day, rule)
+        (differ if want != _row(day, spec, **extensions) else agree).append((day, want))
         if len(differ) == HIDDEN_DAYS:
             break
     return (differ + agree)[:HIDDEN_DAYS]
@@ -106,8 +108,9 @@ class AgingNearDone:
 
 
 def compare_with(answer, days, rule) -> list[Check]:
-    """One check per hidden day: the judged policy's row equals the reference ``rule``'s row."""
-    return [Check(ok, message) for ok, message in compare_on_days(answer, days, rule)]
+    """One check per hidden day (``(day, rule's row)`` pairs): the judged policy's row equals the rule's."""
+    judged = compare_on_days(answer, [day for day, _ in days], rule, expected=[row for _, row in days])
+    return [Check(ok, message) for ok, message in judged]
 
 
 def q1(a, v):
