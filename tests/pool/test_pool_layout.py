@@ -9,8 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-#: Most lines of the package one run of the pool may load: the issue's bound (998 now, with the day's
-#: series in lanes.pool.day, loaded on first use; 1,170 before that; 2,668 before the one loop).
+#: Most lines of the package one run of the pool may load: a core a student reads in one sitting
+#: (998 when set, with the day's series in lanes.pool.day, loaded on first use; 2,668 before the one loop).
 CORE_LINES = 1000
 
 
