@@ -77,6 +77,19 @@ class TestPlots:
         assert len(ax.lines) == 2
         assert [t.get_text() for t in ax.texts] == ["0", "8", "0", "8"]
 
+    def test_spread_draws_each_median_and_its_range_over_the_seeds(self):
+        pd = pytest.importorskip("pandas")
+        runs = pd.DataFrame({"seed": [1, 2, 3] * 4, "policy": ["a"] * 6 + ["b"] * 6,
+                             "cost": [0, 0, 0, 5, 5, 5] * 2, "done": [4, 9, 6, 1, 3, 2, 7, 7, 8, 0, 2, 1]})
+        one = plots.plot_spread(runs[runs.policy == "a"], "done", "cost", x_offset=0.5)
+        assert list(one.lines[0].get_xdata()) == [0.5, 5.5] and list(one.lines[0].get_ydata()) == [6, 2]
+        band = one.collections[0].get_paths()[0].vertices
+        assert (band[:, 1].min(), band[:, 1].max()) == (1, 9)
+        assert [t.get_text() for t in one.get_legend().get_texts()] == ["range over 3 seeds", "median over seeds"]
+        two = plots.plot_spread(runs, "done", "cost", lines="policy")
+        assert [list(line.get_ydata()) for line in two.lines] == [[6, 2], [7, 1]]
+        assert [t.get_text() for t in two.get_legend().get_texts()] == ["a", "b"]
+
     def test_preemptions_and_batch_progress(self, table):
         ax = plots.plot_preemptions([table["preempt"], table["reserve:8"]])
         assert len(ax.lines) == 2 and max(ax.lines[1].get_ydata()) == 0

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lanes.pool.littles import rate_curve
-from lanes.pool.littles import poisson_cdf
+from lanes.pool.littles import poisson_cdf, rate_curve
 from lanes.pool.results import SlotPoolResult, percentile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,6 +28,7 @@ __all__ = [
     "plot_occupancy",
     "plot_poisson_burst",
     "plot_preemptions",
+    "plot_spread",
     "plot_tradeoff",
     "plot_wait_ccdf",
     "plot_waits_over_day",
@@ -309,6 +309,28 @@ def plot_tradeoff(
     ax.set_ylabel(y)
     if group is not None:
         ax.legend()
+    return ax
+
+
+def plot_spread(frame: "pandas.DataFrame", metric: str, by: str, ax: "Axes | None" = None, *,
+                lines: str | None = None, x_offset: float = 0.0, marker: str = "o") -> "Axes":
+    """The median (a line) and the range (a band) over seeds of ``metric`` at each value of ``by``.
+
+    ``frame`` holds one row per run, with a ``seed`` column (a sweep's table).  ``lines``: a column
+    whose every value gets a line and a band of its own, labelled with the value; without it, one
+    line and band, labelled as the median and the range over the seeds.  ``x_offset`` shifts the x
+    values (0.5 puts an hour's value in the middle of the hour).
+    """
+    from lanes.pool.sweep import spread
+
+    ax = axes_or_new(ax)
+    for name, part in [(None, frame)] if lines is None else frame.groupby(lines, sort=False):
+        band = spread(part, metric, by)
+        x = band.index + x_offset
+        ax.fill_between(x, band["low"], band["high"], alpha=0.3,
+                        label=f"range over {band['seeds'].max()} seeds" if name is None else None)
+        ax.plot(x, band["median"], marker=marker, label="median over seeds" if name is None else name)
+    ax.legend(fontsize="small")
     return ax
 
 
