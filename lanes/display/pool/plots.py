@@ -330,7 +330,7 @@ def plot_spread(frame: "pandas.DataFrame", metric: str, by: str, ax: "Axes | Non
         ax.fill_between(x, band["low"], band["high"], alpha=0.3,
                         label=f"range over {band['seeds'].max()} seeds" if name is None else None)
         ax.plot(x, band["median"], marker=marker, label="median over seeds" if name is None else name)
-    ax.legend(fontsize="small")
+    ax.legend()
     return ax
 
 
