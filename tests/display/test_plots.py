@@ -90,6 +90,24 @@ class TestPlots:
         assert [list(line.get_ydata()) for line in two.lines] == [[6, 2], [7, 1]]
         assert [t.get_text() for t in two.get_legend().get_texts()] == ["a", "b"]
 
+    def test_busy_seconds_one_point_per_second_with_the_mean_and_the_pool(self, table):
+        r = table["priority"]
+        ax = plots.plot_busy_seconds(r, 1800, 1860, mean=12.5)
+        busy = ax.lines[0]
+        assert list(busy.get_ydata()) == list(r.day.busy_interactive[1800:1860])
+        assert busy.get_xdata()[0] == 0.5 and busy.get_xdata()[-1] == 1859 / 3600
+        assert [line.get_ydata()[0] for line in ax.lines[1:]] == [12.5, 64]
+        assert len(plots.plot_busy_seconds(r, 0, 60).lines) == 2  # no mean: the pool line only
+
+    def test_length_tails_start_at_every_request_and_end_at_the_longest(self):
+        class Trace:
+            name, prompt_tokens, output_tokens = "t", [30, 10, 20, 20], [5, 1]
+
+        axes = plots.plot_length_tails([Trace], plots.panels(2))
+        prompt, output = axes[0].lines[0], axes[1].lines[0]
+        assert list(prompt.get_xdata()) == [10, 20, 20, 30] and list(prompt.get_ydata()) == [1, 0.75, 0.5, 0.25]
+        assert list(output.get_ydata()) == [1, 0.5] and axes[1].get_xscale() == "log"
+
     def test_preemptions_and_batch_progress(self, table):
         ax = plots.plot_preemptions([table["preempt"], table["reserve:8"]])
         assert len(ax.lines) == 2 and max(ax.lines[1].get_ydata()) == 0

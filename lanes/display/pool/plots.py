@@ -24,6 +24,8 @@ __all__ = [
     "legend_below",
     "panels",
     "plot_batch_progress",
+    "plot_busy_seconds",
+    "plot_length_tails",
     "plot_littles_law",
     "plot_occupancy",
     "plot_poisson_burst",
@@ -189,6 +191,35 @@ def plot_littles_law(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s:
     ax.set_ylim(0, None)
     ax.legend(loc="lower center")
     return ax
+
+
+def plot_busy_seconds(result: SlotPoolResult, t0_s: int, t1_s: int, ax: "Axes | None" = None, *,
+                      mean: float | None = None) -> "Axes":
+    """Interactive slots busy at each second from ``t0_s`` to ``t1_s`` (x in hours), with the pool's
+    size and, when given, a ``mean`` (Little's law's L) as lines."""
+    ax = axes_or_new(ax)
+    busy = result.day.busy_interactive[t0_s:t1_s]
+    ax.plot([(t0_s + i) / 3600 for i in range(len(busy))], busy, lw=0.6, label="busy interactive slots, each second")
+    if mean is not None:
+        ax.axhline(mean, color="black", ls="--", label="Little's law mean")
+    ax.axhline(result.scenario.slots, color="grey", ls=":", label="pool size")
+    ax.set(xlabel="time (h)", ylabel="busy slots")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def plot_length_tails(traces: Sequence[Any], axes: Sequence["Axes"]) -> list["Axes"]:
+    """The share of requests at least so long (log-log): prompt tokens on ``axes[0]``, output tokens on
+    ``axes[1]``, one step line per trace (anything with those columns and a ``name``)."""
+    for ax, field in zip(axes, ("prompt_tokens", "output_tokens")):
+        for t in traces:
+            lengths = sorted(getattr(t, field))
+            n = len(lengths)
+            ax.step(lengths, [1 - i / n for i in range(n)], where="post", label=t.name)
+        name = field.replace("_", " ")
+        ax.set(xscale="log", yscale="log", xlabel=name, title=name, ylabel="share of requests\nat least this long")
+        ax.legend()
+    return list(axes)
 
 
 def plot_poisson_burst(mean: float, level: int, ax: "Axes | None" = None, *, k_max: int | None = None) -> "Axes":
