@@ -434,11 +434,13 @@ def scan_reserve(
     meets: Any,
     *,
     kind: str = "reserve",
+    min_reserve: int = 0,
     max_reserve: int | None = None,
     stream: Any = None,
     **extensions: object,
 ) -> tuple[int | None, list]:
-    """The smallest headroom R whose run meets a target: ``kind:0``, ``kind:1``, ... in order, no gaps.
+    """The smallest headroom R whose run meets a target: ``kind:0``, ``kind:1``, ... in order, no gaps
+    (from ``kind:min_reserve`` when a rule has already ruled out the smaller R).
 
     Parameters
     ----------
@@ -449,6 +451,8 @@ def scan_reserve(
         e.g. ``lambda r: 0 <= r.p99_s <= 2`` (waits in seconds).
     kind : str
         ``reserve`` or ``hybrid``.
+    min_reserve : int
+        Smallest R tried, slots (0 by default).
     max_reserve : int, optional
         Largest R tried, slots (the pool's slot count by default).
     stream : ArrivalStream, optional
@@ -459,9 +463,9 @@ def scan_reserve(
     Returns
     -------
     (R, runs)
-        R is the smallest headroom that meets the target (``None`` if none up to
-        ``max_reserve`` does); ``runs`` are the results tried, in order of R, so
-        ``runs[-1]`` is the run at R and ``runs[-2]`` the one at R - 1.
+        R is the smallest headroom that meets the target (``None`` if none from
+        ``min_reserve`` up to ``max_reserve`` does); ``runs`` are the results tried, in
+        order of R, so ``runs[-1]`` is the run at R and ``runs[-2]`` the one at R - 1.
     """
     _checks.instance("scenario", scenario, Scenario)
     _checks.choice("kind", kind, ("reserve", "hybrid"))
@@ -470,7 +474,7 @@ def scan_reserve(
     top = scenario.slots if max_reserve is None else max_reserve
     top = _checks.integer("max_reserve", top, lo=0, hi=scenario.slots, hi_name="slots")
     runs = []
-    for r in range(top + 1):
+    for r in range(_checks.integer("min_reserve", min_reserve, lo=0), top + 1):
         runs.append(simulate(scenario, parse_policy(f"{kind}:{r}", **extensions), stream=stream))
         if meets(runs[-1]):
             return r, runs

@@ -56,12 +56,11 @@ def _steady(slots, rate, batch_service_s, seed, target_s, p_wait):
     sc = lanes.Scenario(hours=0.5, slots=slots, trough_rate=rate, peak_rate=rate,
                         batch_service_s=batch_service_s, seed=seed)
     rule = lanes.halfin_whitt_beta(p_wait) * math.sqrt(rate * sum(sc.inter_service_s) / 2)
-    stream = lanes.draw_stream(sc)
-    for r in range(math.ceil(rule), slots + 1):
-        run = lanes.simulate(sc, f"reserve:{r}", stream=stream)
-        if run.p99_s <= target_s:
-            return rule, r, run.batch_done
-    raise RuntimeError("no headroom meets the target")
+    r, runs = scan_reserve(sc, lambda run: run.p99_s <= target_s, min_reserve=math.ceil(rule),
+                           stream=lanes.draw_stream(sc))
+    if r is None:
+        raise RuntimeError("no headroom meets the target")
+    return rule, r, runs[-1].batch_done
 
 
 def q5(a, v):

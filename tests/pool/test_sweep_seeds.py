@@ -99,3 +99,13 @@ class TestSmallestReserve:
         assert r == smallest_reserve(2, [2], SHORT)["reserve"].item()
         with pytest.raises(ValueError, match="meets must be a function"):
             scan_reserve(sc, 2)
+
+    def test_a_scan_from_a_given_r_tries_nothing_below_it(self):
+        sc = SHORT.with_(seed=2)
+        r, _ = scan_reserve(sc, lambda res: 0 <= res.p99_s <= 2, max_reserve=24)
+        later, runs = scan_reserve(sc, lambda res: 0 <= res.p99_s <= 2, min_reserve=r - 2, max_reserve=24)
+        assert later == r and [run.policy.reserve for run in runs] == [r - 2, r - 1, r]
+        assert scan_reserve(sc, lambda res: True, min_reserve=r + 1, max_reserve=24)[0] == r + 1
+        assert scan_reserve(sc, lambda res: True, min_reserve=25, max_reserve=24) == (None, [])
+        with pytest.raises(ValueError, match="^min_reserve must be an integer >= 0"):
+            scan_reserve(sc, lambda res: True, min_reserve=-1)
