@@ -4,8 +4,8 @@ One ``jupyter lab`` server for the session, started by the fixture on a free
 port, token-less, with ``--ServerApp.root_dir`` at a copy of ``notebooks/``
 and of one exercise set in a temporary folder (the checkout is never
 touched). It is started as the README tells a student, plain ``jupyter lab``
-with no ``--config`` (its ``main``, without jsonschema's IRI grammars: ``LAB_MAIN``):
-the kit's save hook (:mod:`lanes.display.savehook`) must come from the install itself (``requirements.txt`` installs the kit editable, and
+with no ``--config`` (``python -m jupyterlab``, what ``jupyter lab`` runs): the kit's save hook
+(:mod:`lanes.display.savehook`) must come from the install itself (``requirements.txt`` installs the kit editable, and
 ``setup.py`` makes that install write the server setting too). Kernels import
 ``lanes`` from this checkout (``PYTHONPATH``). The page exposes the JupyterLab application
 (``--LabApp.expose_app_in_browser``), so the tests open, run and save
@@ -53,11 +53,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-b
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 MODEL_NOT_FOUND = "model not found"
 FALLBACK_PREFIX = "Interactive explorer:"
-#: ``jupyter lab``, started without jsonschema's IRI grammars (rfc3987_syntax: about 2.4 s of
-#: CPU when the server imports nbformat, for "iri" string formats that neither nbformat's
-#: schema nor the server's event schemas use; scripts/grade.py does the same).
-LAB_MAIN = ('import sys; sys.modules.setdefault("rfc3987_syntax", None); '
-            "from jupyterlab.labapp import main; sys.exit(main())")
 START_TIMEOUT_S = 180  # a failure detector: a loaded machine starts slowly
 RUN_TIMEOUT_MS = 240_000
 
@@ -97,7 +92,7 @@ def lab_url(lab_root: Path, tmp_path_factory):
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     env.pop("PYTEST_CURRENT_TEST", None)
     command = [
-        sys.executable, "-c", LAB_MAIN, "--no-browser", "--allow-root",
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
         f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
         "--ServerApp.password=", f"--ServerApp.root_dir={lab_root}",
         f"--LabApp.user_settings_dir={state / 'settings'}",
