@@ -152,8 +152,11 @@ class Checks:
     slug: str
 
     def __post_init__(self) -> None:
-        if type(self.slug) is not str or self.slug not in slugs():
-            raise ValueError(f"slug must be one of the exercise sets {', '.join(slugs())} (got {self.slug!r:.60})")
+        try:
+            get_set(self.slug if type(self.slug) is str else "")
+        except KeyError:
+            raise ValueError(f"slug must be one of the exercise sets {', '.join(slugs())} (got {self.slug!r:.60})") \
+                from None
 
     def variant(self, student: object) -> Variant:
         """The variant of ``student`` (the notebook's ``STUDENT``): the default one for ``""``;

@@ -41,7 +41,20 @@ def slugs() -> list[str]:
 
 
 def get_set(slug: str) -> SetSpec:
-    """The spec of set ``slug``; ``KeyError`` naming the known sets otherwise."""
+    """The spec of set ``slug``; ``KeyError`` naming the known sets otherwise.
+
+    Set ``NN_name`` lives in ``set_NN.py``, so only that module is imported (a set's module
+    imports the models its variants are drawn with; the grader's runner asks for one set).
+    """
+    if _CACHE is None and slug[:2].isdigit() and slug[2:3] == "_":
+        from . import sets
+
+        try:
+            spec = importlib.import_module(f"{sets.__name__}.set_{slug[:2]}").SPEC
+        except ImportError:
+            spec = None
+        if isinstance(spec, SetSpec) and spec.slug == slug:
+            return spec
     sets_ = all_sets()
     if slug not in sets_:
         raise KeyError(f"unknown exercise set {slug!r} (known: {', '.join(sets_)})")

@@ -294,6 +294,20 @@ def test_the_grader_starts_without_otter_or_the_iri_grammars():
     assert out.stdout.strip().splitlines()[-1] == "['nbformat']", out.stdout[-2000:] + out.stderr[-2000:]
 
 
+
+def test_one_set_is_loaded_for_one_notebook():
+    """Step 1 runs once per notebook and asks for one set: loading the other sets' modules
+    (and the models their variants are drawn with: asyncio for set 07, sqlite3 for set 06)
+    cost about twice the runner's own start-up. An unknown slug still names every set."""
+    code = ("import sys; from lanes.exercises import get_set, Checks\n"
+            "get_set('01_slots_and_littles_law'); Checks('02_why_priority_fails')\n"
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('lanes.exercises.sets.')),"
+            " 'asyncio' in sys.modules, 'sqlite3' in sys.modules)\n"
+            "try:\n    get_set('99_none')\nexcept KeyError as e:\n    print('14_capstone' in str(e))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.stdout.splitlines() == ["['set_01', 'set_02'] False False", "True"], out.stdout + out.stderr[-2000:]
+
+
 # --------------------------------------------------------------------------- the package's place
 
 
