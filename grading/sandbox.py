@@ -42,6 +42,7 @@ bytes on a pipe) is the job's and is read as data.
 
 from __future__ import annotations
 
+import compileall
 import errno
 import os
 import pathlib
@@ -465,6 +466,9 @@ class Box:
             for package in _packages():
                 shutil.copytree(package, self.site / package.name,
                                 ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            # compiled here, once: the box cannot write them (PYTHONDONTWRITEBYTECODE, a read-only
+            # bind), and compiling lanes at each start cost more than a short notebook's own work
+            compileall.compile_dir(self.site, ddir=SITE, quiet=1)
             for d, _, files in os.walk(self.site):
                 os.chmod(d, 0o755)
                 for f in files:

@@ -227,3 +227,27 @@ def test_the_box_leaves_nothing(tmp_path):
         assert box.cgroup is None or not any(c.is_dir() for c in box.cgroup.iterdir())
         base = box.base
     assert not base.exists() and K.scratch() == {d: set() for d in SCRATCH}
+
+
+def test_the_box_imports_lanes_compiled(tmp_path):
+    """The box may not write bytecode, so its copy of the packages is compiled when the box is
+    made: a job imports every module of lanes from a .pyc (compiling at each start cost a short
+    notebook more than its own work), and a traceback names the path inside the box."""
+    from grading import sandbox
+
+    code = ("import importlib, pkgutil, sys; sys.path[:0] = [" + repr(sandbox.SITE) + "]\n"
+            "import lanes\n"
+            "names = [m.name for m in pkgutil.walk_packages(lanes.__path__, 'lanes.', lambda n: None)]\n"
+            "mods = [importlib.import_module(n) for n in names if n.split('.')[1] not in ('__main__', 'display')]\n"
+            "print(sum(1 for m in mods if m.__spec__.cached and __import__('os').path.exists(m.__spec__.cached)),"
+            " len(mods))\n"
+            "import lanes.pool.engine as e; print(e.simulate.__code__.co_filename)\n")
+    with sandbox.Box() as box:
+        with box.popen([sys.executable, "-E", "-s", "-c", code], job_dir=tmp_path, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE) as p:
+            out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err.decode()[-2000:]
+    lines = out.decode().split("\n")
+    found, total = map(int, lines[0].split())
+    assert total > 30 and found == total, out.decode() + err.decode()[-2000:]
+    assert lines[1] == f"{sandbox.SITE}/lanes/pool/engine.py"
