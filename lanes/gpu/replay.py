@@ -26,6 +26,7 @@ and it takes a trace too).  The pool rounds each hold up to whole seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from os import PathLike
 from typing import Sequence
 
@@ -119,14 +120,13 @@ def hold_times_s(
     _checks.instance("trace", trace, Trace)
     m, h = _resolve(model, hardware)
     step = _profile(trace, _checks.integer("batch", batch, lo=1, hi=MAX_STEP_SEQUENCES), m, h).decode_step_s
-    prefill: dict[int, float] = {}  # one step_cost per distinct prompt length
-    out = []
-    for p, o in zip(trace.prompt_tokens, trace.output_tokens):
-        s = prefill.get(p)
-        if s is None:
-            s = prefill[p] = step_cost([(0, p)], model=m, hardware=h).duration_s
-        out.append(s + o * step)
-    return out
+    return [_prefill_s(p, m, h) + o * step for p, o in zip(trace.prompt_tokens, trace.output_tokens)]
+
+
+@lru_cache(maxsize=1 << 16)
+def _prefill_s(prompt_tokens: int, m: Model, h: Hardware) -> float:
+    """One prompt's prefill step, s: kept, since a trace's resamples share their prompt lengths."""
+    return step_cost([(0, prompt_tokens)], model=m, hardware=h).duration_s
 
 
 def replay_inputs(
