@@ -14,7 +14,9 @@ per login, the tokens of the test secret) and prints:
 - one run of ``scripts/grade.py --jobs J`` over the class: wall seconds, CPU seconds (this
   process's children: the grader, its boxes and judges), notebooks per CPU-second, the
   judge's share of that CPU, and the wall time a class of ``--project`` notebooks would take
-  on ``--jobs`` otherwise idle CPUs (CPU per notebook x notebooks / jobs);
+  on ``--jobs`` otherwise idle CPUs (CPU per notebook x notebooks / jobs); and the CPU the
+  whole machine spent during the run (``/proc/stat``), which counts the boxes' processes that
+  no rusage of the grader sees, and is this run's cost only when nothing else runs;
 - with ``--shards N``, the same class as N shard processes started together (``--jobs``
   split between them) and merged.
 
@@ -46,6 +48,16 @@ def _cpu() -> float:
     """CPU seconds (user + system) of this process's finished children so far."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def _machine_busy() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (``/proc/stat``; ``None`` elsewhere)."""
+    try:
+        fields = pathlib.Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, *_ = map(int, fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def _measured(run) -> tuple[float, float]:
@@ -164,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(the box: {(bc - pc) / k * 1000:+.0f} ms CPU, {(bw - pw) / k * 1000:+.0f} ms wall); "
               f"step 2, the judge: {jc / k:.2f} ({jc / (bc + jc):.0%} of step 1 + 2)")
 
+        busy = _machine_busy()
         cpu, wall = _measured(lambda: subprocess.run(
             [*grade, str(subs), "--json", str(tmp / "one.json"), "--jobs", str(args.jobs), "--pass-mark", "0",
              "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -177,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"one run (--jobs {args.jobs}): {wall:.1f} s wall, {cpu:.1f} s CPU ({boxes:.1f} of it in the boxes, "
               f"from the parts): {n / cpu:.2f} notebooks per CPU-second ({per:.2f} CPU s per notebook; the "
               f"judge's share about {jc * args.students / cpu:.0%}); score {rep['score']:g} / {rep['possible']:g}")
+        if busy is not None:  # every process, the boxes' included: fair only on an otherwise idle machine
+            busy = _machine_busy() - busy
+            print(f"the machine was busy {busy:.1f} CPU s during that run ({busy / n:.2f} per notebook, "
+                  f"{busy / (wall * (os.cpu_count() or 1)):.0%} of its {os.cpu_count()} CPUs)")
         print(f"projected: {args.project} notebooks x {per:.2f} CPU s / {args.jobs} CPUs = "
               f"{args.project * per / args.jobs:.0f} s on otherwise idle CPUs (at this run's CPU cost per notebook)")
         if not args.shards:

@@ -210,16 +210,21 @@ class TestTheClock:
 
 
 class TestTheDraws:
-    def test_the_one_second_stream_is_the_anchor_programs(self):
-        sc = lanes.Scenario(hours=0.1, backlog=30)
+    # the anchor's ranges; one slot time; ranges just above and at a power of two (randint redraws
+    # nearly half its bits, or none); a wide one
+    @pytest.mark.parametrize("batch_s, inter_s", [((60, 180), (4, 12)), ((7, 7), (1, 1)), ((1, 1025), (1, 16)),
+                                                  ((2, 65), (3, 258)), ((1, 604_800), (5, 5))])
+    def test_the_one_second_stream_is_the_anchor_programs(self, batch_s, inter_s):
+        """Every slot time is ``randint``'s number, in the anchor's order, however it is drawn."""
+        sc = lanes.Scenario(hours=0.1, backlog=300, batch_service_s=batch_s, inter_service_s=inter_s, seed=17)
         rng = random.Random(sc.seed)
-        backlog = [rng.randint(60, 180) for _ in range(30)]
+        backlog = [rng.randint(*batch_s) for _ in range(300)]
         stream = lanes.draw_stream(sc)
         assert list(stream.batch_service_s) == backlog
         holds = []
         for t in range(sc.ticks):
             k = lanes.pool.arrivals.poisson_count(lanes.rate_per_s(sc, t), rng.random())
-            holds += [rng.randint(4, 12) for _ in range(k)]
+            holds += [rng.randint(*inter_s) for _ in range(k)]
         assert list(stream.inter_service_s) == holds
 
     def test_the_clock_does_not_change_the_draws(self):
