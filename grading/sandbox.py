@@ -463,11 +463,11 @@ class Box:
         try:
             os.chmod(self.base, 0o711)
             self.site = self.base / "site"
-            for package in _packages():
-                shutil.copytree(package, self.site / package.name,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            # compiled here, once: the box cannot write them (PYTHONDONTWRITEBYTECODE, a read-only
-            # bind), and compiling lanes at each start cost more than a short notebook's own work
+            for package in _packages():  # a .pyc outside __pycache__ would import without its source
+                shutil.copytree(package, self.site / package.name, ignore=lambda d, names: [
+                    n for n in names if n.endswith(".pyc") and os.path.basename(d) != "__pycache__"])
+            # compiled here, once (what the checkout's caches hold already is kept): the box cannot
+            # write them, and compiling lanes at each start cost more than a short notebook's own work
             compileall.compile_dir(self.site, ddir=SITE, quiet=1)
             for d, _, files in os.walk(self.site):
                 os.chmod(d, 0o755)
