@@ -294,7 +294,6 @@ def test_the_grader_starts_without_otter_or_the_iri_grammars():
     assert out.stdout.strip().splitlines()[-1] == "['nbformat']", out.stdout[-2000:] + out.stderr[-2000:]
 
 
-
 def test_one_set_is_loaded_for_one_notebook():
     """Step 1 runs once per notebook and asks for one set: loading the other sets' modules
     (and the models their variants are drawn with: asyncio for set 07, sqlite3 for set 06)

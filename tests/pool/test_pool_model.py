@@ -210,8 +210,8 @@ class TestTheClock:
 
 
 class TestTheDraws:
-    # the anchor's ranges; one slot time; ranges just above and at a power of two (randint redraws
-    # nearly half its bits, or none); a wide one
+    # the anchor's ranges; one slot time; ranges of 2**k and 2**k + 1 numbers (randint draws k + 1 bits
+    # and draws again about half the time); a week-long one
     @pytest.mark.parametrize("batch_s, inter_s", [((60, 180), (4, 12)), ((7, 7), (1, 1)), ((1, 1025), (1, 16)),
                                                   ((2, 65), (3, 258)), ((1, 604_800), (5, 5))])
     def test_the_one_second_stream_is_the_anchor_programs(self, batch_s, inter_s):
