@@ -51,6 +51,7 @@ import http.server
 import os
 import pathlib
 import re
+import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -108,11 +109,19 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """Prints a handler's errors, but not a browser hanging up mid-file (a tab closed, a page left)."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture(scope="session")
 def site_url(built_site: pathlib.Path):
     """Serve the built site on 127.0.0.1 at a free port, for the session."""
     handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
