@@ -438,15 +438,15 @@ def _step1_failure(rc, timed_out: bool, limits: sandbox.Limits, why: str = "") -
             f"with os._exit(), or run out of memory?), so every question scores 0 (exit status {rc})")
 
 
-def _answers(job_dir: pathlib.Path) -> tuple[dict | None, str]:
-    """What step 1 exported, as data: ``(dict, "")``, or ``(None, "missing" or "unreadable")``.
+def _answers(path: pathlib.Path) -> tuple[dict | None, str]:
+    """What step 1 exported to ``path``, as data: ``(dict, "")``, or ``(None, "missing" or "unreadable")``.
 
     Bounded: at most :data:`MAX_ANSWERS_BYTES`, nested at most :data:`MAX_ANSWERS_DEPTH`
     levels, and it must encode back to JSON (the judge's input is built from it).
     """
-    raw = sandbox.read_file(job_dir / "answers.json", MAX_ANSWERS_BYTES)
+    raw = sandbox.read_file(path, MAX_ANSWERS_BYTES)
     if raw is None:
-        return None, "missing" if not os.path.lexists(job_dir / "answers.json") else "unreadable"
+        return None, "missing" if not os.path.lexists(path) else "unreadable"
     if not raw:
         return None, "missing"
     try:
@@ -622,12 +622,15 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
 
 
 class _Job:
-    """A submission being graded: step 1 in a box, or its student's step 2."""
+    """A student's step 1 (their notebooks, one after another in one box) or their step 2 (the judge)."""
 
     def __init__(self, subs: list, who: str, phase: str, proc, folder: pathlib.Path, deadline_s: float):
         self.subs, self.who, self.phase, self.proc, self.folder = subs, who, phase, proc, folder
         self.started, self.deadline_s = time.monotonic(), deadline_s
-        self.notes: dict = {}
+        self.notes: list = []  # step 1: each notebook's cell notes
+        self.k = 0  # step 1: the notebook running now (its index in subs)
+        self.since = self.started  # step 1: when it started
+        self.lines = bytearray()  # step 1: what the box wrote that is not yet a whole line
         self.over_budget = False  # stopped because its student's time was spent
 
     @property
@@ -644,13 +647,33 @@ class _Job:
                 pass
             self.proc.wait()
 
+    def reports(self) -> list:
+        """Step 1: the exit statuses the box reported since the last call, in order: ``<k> <status>``
+        lines for notebook k = 1, 2, ... in turn; ``None`` for a line that is not the next one's."""
+        try:
+            self.lines += os.read(self.proc.stdout.fileno(), 1 << 12)
+        except BlockingIOError:
+            pass
+        out = []
+        while b"\n" in self.lines or len(self.lines) > 64:
+            line, _, rest = bytes(self.lines).partition(b"\n")
+            self.lines = bytearray(rest)
+            m = re.fullmatch(rb"(\d{1,4}) (-?\d{1,4})", line)
+            if not m or int(m[1]) != self.k + 1 + len(out):
+                return [*out, None]
+            out.append(int(m[2]))
+        return out
+
 
 def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget, progress) -> str:
-    """Both steps, ``jobs`` at a time: a box per notebook (step 1), then a judge per student (step 2).
+    """Both steps, ``jobs`` at a time: a box per student running their notebooks one after another
+    (step 1, :func:`grading.runner.serve`), then a judge per student (step 2).
 
-    Within :class:`Budget`: the latest ``budget.copies`` copies per set run, a judge gets
-    ``budget.judge_s`` per submission, and the wall time of a student's jobs (those running
-    at once added up) is stopped at ``budget.student_s``; what is not yet started then is not run.
+    Within :class:`Budget`: the latest ``budget.copies`` copies per set run, a notebook gets
+    ``limits.timeout_s`` (its box is stopped past that, and the student's other notebooks go on
+    in a new one), a judge gets ``budget.judge_s`` per submission, and the wall time of a
+    student's jobs (those running at once added up) is stopped at ``budget.student_s``; what is
+    not yet started then is not run.
     """
     sandbox.hide(hide)
     box = sandbox.Box(hide=hide, prefix="lanes-grade-")
@@ -664,23 +687,33 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
     for who, items in pending.items():
         items.sort(key=lambda item: item[0].recency, reverse=True)
         by_set: dict = {}
-        keep = []
+        rank: dict = {}  # id(sub) -> 1 for its set's latest copy, 2 for the next, ...
         for sub, path in items:
-            by_set[sub.assignment] = by_set.get(sub.assignment, 0) + 1
-            if by_set[sub.assignment] <= budget.copies:
-                keep.append((sub, path))
-            else:
+            by_set[sub.assignment] = rank[id(sub)] = by_set.get(sub.assignment, 0) + 1
+            if rank[id(sub)] > budget.copies:
                 sub.status = REFUSED
                 sub.messages.append(f"not run: only the latest {budget.copies} copies of a set are graded; "
                                     "every question scores 0")
-        pending[who] = keep
+        # each set's latest copy first, then each set's next latest, ...
+        pending[who] = sorted([item for item in items if rank[id(item[0])] <= budget.copies],
+                              key=lambda item: rank[id(item[0])])
     judged: dict = {}  # student -> judge jobs ready for step 2
     spent: dict = {}  # student -> seconds of finished jobs
-    queue = []  # the students in turn (each one's latest copies first), so that none waits on another's
-    for rank in range(max(map(len, pending.values()), default=0)):
-        queue += [(who, items[rank]) for who, items in pending.items() if rank < len(items)]
+    queue = [(who, items) for who, items in pending.items() if items]  # a box per student, in turn
     running: list[_Job] = []
-    done, total = 0, len(queue)
+    done, total = 0, sum(len(items) for _, items in queue)
+
+    def finish(job: _Job, rc) -> None:  # the notebook job.k of a step 1 ended (rc None: stopped)
+        nonlocal done
+        done += 1
+        ready = _finish_step1(job, rc, limits, solutions, secret)
+        if ready is not None:
+            judged.setdefault(job.who, []).append(ready)
+        sub = job.subs[job.k][0]
+        progress(f"[{done}/{total}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
+        job.k += 1
+        job.since = time.monotonic()
+
     try:
         while queue or judged or running:
             in_step1 = {job.who for job in running if job.phase == "run"}
@@ -692,13 +725,14 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                 if job is not None:
                     running.append(job)
             while queue and len(running) < max(1, jobs):
-                who, (sub, path) = queue.pop(0)
+                who, items = queue.pop(0)
                 if spent.get(who, 0.0) >= budget.student_s:
-                    sub.status = TIMEOUT
-                    sub.messages.append(f"not run: this student's grading time ({budget.student_s:g} s) was "
-                                        "spent on other notebooks; every question scores 0")
+                    for sub, _ in items:
+                        sub.status = TIMEOUT
+                        sub.messages.append(f"not run: this student's grading time ({budget.student_s:g} s) was "
+                                            "spent on other notebooks; every question scores 0")
                     continue
-                job = _start_step1(box, sub, path, who, limits, limits.timeout_s)
+                job = _start_step1(box, items, who, limits)
                 if job is not None:
                     running.append(job)
             time.sleep(0.02)
@@ -707,29 +741,44 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                 using[job.who] = using.get(job.who, 0.0) + job.elapsed
             for job in list(running):
                 over = spent.get(job.who, 0.0) + using[job.who] > budget.student_s
-                if job.proc.poll() is None and job.elapsed <= job.deadline_s and not over:
-                    continue
-                running.remove(job)
-                job.over_budget = over and job.proc.poll() is None
-                spent[job.who] = spent.get(job.who, 0.0) + job.elapsed
-                using[job.who] -= job.elapsed
                 try:
                     if job.phase == "run":
-                        done += 1
-                        ready = _finish_step1(job, limits, solutions, secret)
-                        if ready is not None:
-                            judged.setdefault(job.who, []).append(ready)
-                        sub = job.subs[0][0]
-                        progress(f"[{done}/{total}] {sub.path}: step 1 {sub.status} in {sub.seconds:g} s")
+                        ended = job.proc.poll() is not None
+                        for rc in job.reports():
+                            if rc is None:  # not the line expected: stop the box, as if it had ended
+                                job.kill()
+                                ended = True
+                                break
+                            finish(job, rc)
+                        if job.k == len(job.subs):
+                            ended = True
+                        if not ended and time.monotonic() - job.since <= limits.timeout_s and not over:
+                            continue
+                    elif job.proc.poll() is None and job.elapsed <= job.deadline_s and not over:
+                        continue
+                    running.remove(job)
+                    job.over_budget = over and job.proc.poll() is None
+                    job.kill()
+                    spent[job.who] = spent.get(job.who, 0.0) + job.elapsed
+                    using[job.who] -= job.elapsed
+                    if job.phase == "run":
+                        if job.k < len(job.subs):  # the notebook running now failed; the rest go on in a new box
+                            stopped = job.over_budget or time.monotonic() - job.since > limits.timeout_s
+                            finish(job, None if stopped else job.proc.returncode)
+                            if job.k < len(job.subs):
+                                queue.insert(0, (job.who, job.subs[job.k:]))
                     else:
                         _finish_step2(job)
-                except Exception as e:  # this submission's (or student's) failure alone
-                    for sub, _ in job.subs:
+                except Exception as e:  # this student's failure alone
+                    if job in running:
+                        running.remove(job)
+                    for sub, _ in job.subs[job.k:] if job.phase == "run" else job.subs:
                         sub.status = CRASHED
                         sub.messages.append(f"could not be graded ({type(e).__name__})")
                 finally:
-                    job.kill()
-                    sandbox.remove_tree(job.folder)
+                    if job not in running:
+                        job.kill()
+                        sandbox.remove_tree(job.folder)
     finally:
         try:
             for job in running:
@@ -740,39 +789,51 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
     return isolation
 
 
-def _start_step1(box, sub, path, who, limits, deadline_s) -> _Job | None:
+def _start_step1(box, items: list, who: str, limits) -> _Job | None:
+    """One box running the student's notebooks ``items`` (``(sub, path)``), in order."""
     import nbformat
 
+    run, notes, slugs = [], [], []
     folder = None
+    for sub, path in items:
+        try:
+            folder = folder or pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
+            nb, _, problem = read_notebook(path)
+            if problem:
+                raise ValueError(problem)
+            notes.append(cell_notes(nb, get_set(sub.assignment).variables))
+            (folder / f"{len(run) + 1}.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+            del nb
+            run.append((sub, path))
+            slugs.append(sub.assignment)
+        except Exception as e:
+            sub.status = CRASHED
+            sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {_clean(e)}")
     try:
-        nb, _, problem = read_notebook(path)
-        if problem:
-            raise ValueError(problem)
-        notes = cell_notes(nb, get_set(sub.assignment).variables)
-        folder = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
-        (folder / "submission.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
-        del nb
-        argv = sandbox.python_argv("grading.runner", f"{sandbox.JOB}/submission.ipynb",
-                                   f"{sandbox.JOB}/answers.json", sub.assignment)
-        job = _Job([(sub, None)], who, "run", box.popen(argv, job_dir=folder, limits=limits,
-                                                         outputs=("answers.json",)), folder, deadline_s)
-        job.notes = notes
-        return job
+        if not run:
+            raise ValueError("nothing to run")
+        argv = sandbox.python_argv("grading.runner", "--serve", *slugs)
+        proc = box.popen(argv, job_dir=folder, limits=limits, stdout=subprocess.PIPE,
+                         outputs=[f"{k}.json" for k in range(1, len(run) + 1)])
+        os.set_blocking(proc.stdout.fileno(), False)
     except Exception as e:
-        sub.status = CRASHED
-        sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {_clean(e)}")
+        for sub, _ in run:
+            sub.status = CRASHED
+            sub.messages.append(f"could not start the sandbox: {type(e).__name__}: {_clean(e)}")
         if folder is not None:
             sandbox.remove_tree(folder)
         return None
+    job = _Job(run, who, "run", proc, folder, limits.timeout_s)
+    job.notes = notes
+    return job
 
 
-def _finish_step1(job: _Job, limits, solutions, secret) -> dict | None:
-    """Read what step 1 exported; the judge's job for it, validated (``None`` when it failed)."""
-    sub = job.subs[0][0]
-    rc = job.proc.poll()
-    job.proc.kill()
-    sub.seconds = round(job.elapsed, 1)
-    data, why = _answers(job.folder) if rc is not None else (None, "")
+def _finish_step1(job: _Job, rc, limits, solutions, secret) -> dict | None:
+    """Read what notebook ``job.k`` exported (``rc``: its exit status; ``None``: stopped, still
+    running); the judge's job for it, validated (``None`` when it failed)."""
+    sub = job.subs[job.k][0]
+    sub.seconds = round(time.monotonic() - job.since, 1)
+    data, why = _answers(job.folder / f"{job.k + 1}.json") if rc is not None else (None, "")
     if data is None:
         sub.status = TIMEOUT if rc is None else CRASHED
         if rc is None and job.over_budget:
@@ -784,7 +845,7 @@ def _finish_step1(job: _Job, limits, solutions, secret) -> dict | None:
     answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
     refused = data.get("refused") if isinstance(data.get("refused"), dict) else {}
     errors = data.get("errors") if isinstance(data.get("errors"), list) else []
-    by_var, other = cell_errors_by_variable(job.notes, errors)
+    by_var, other = cell_errors_by_variable(job.notes[job.k], errors)
     sub.messages.extend(other[:10])
     own = data.get("student")
     sub.notebook_student = _clean(own, 60) if type(own) is str else None

@@ -1,9 +1,14 @@
 """Step 1 of grading: execute a student notebook and export only its answers, as plain JSON.
 
-Run by ``scripts/grade.py`` inside the sandbox (an unprivileged user, resource limits,
-a scratch folder holding only the notebook)::
+Run inside the sandbox (an unprivileged user, resource limits, a scratch folder holding
+only the notebooks)::
 
-    python -E -s -c BOOT NOTEBOOK OUT_JSON SLUG
+    python -E -s -c BOOT NOTEBOOK OUT_JSON SLUG      # one notebook
+    python -E -s -c BOOT --serve SLUG_1 ... SLUG_N   # scripts/grade.py: a student's N notebooks
+
+``--serve`` runs ``/job/<k>.ipynb`` (set ``SLUG_k``) into ``/job/<k>.json`` for k = 1 ... N,
+each in a fork of one process that has imported what every notebook imports: starting an
+interpreter and importing ``lanes`` cost more than a short set's own work (:func:`serve`).
 
 Every code cell runs in order in one namespace, a module ``__main__`` (no kernel, no Otter:
 the form checks and the init cell are skipped, since they need the tests folder, which is
@@ -24,7 +29,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
+import time
 
 _SKIP = re.compile(r"^\s*(?:#[^\n]*\n\s*)*(?:import otter\s*\n\s*grader\s*=\s*otter\.Notebook\([^)]*\)"
                    r"|grader\.check(?:_all)?\((?:\"\w*\"|'\w*')?\))\s*$")
@@ -142,5 +149,67 @@ def main(argv: list | None = None) -> int:
     return 0
 
 
+#: The folders a notebook may write to in its box (the job folder, the box's tmpfs scratch folders).
+WRITABLE = ("/job", "/tmp", "/var/tmp", "/dev/shm")
+
+
+def serve(slugs: list) -> int:
+    """Run the notebooks ``/job/1.ipynb`` ... of sets ``slugs`` one at a time, as the box's first process.
+
+    Each notebook runs in a fork of this process (:func:`main`, into ``/job/<k>.json``), so
+    it starts in the state this process has after importing ``lanes``, and whatever it does
+    to modules, the process or its limits goes with its fork. After each, every other process
+    of the box is killed and what the notebook wrote is removed (:func:`_reset`), so the next
+    one starts as in a box of its own; then the line ``<k> <exit status>`` (negative: the
+    signal that stopped it) goes to stdout, for the grader, which times each notebook by these
+    lines and stops the whole box when one runs too long. The notebook cannot write on that
+    pipe (its stdout is ``/dev/null``, and the pipe is root's when the grader runs as root, so
+    ``/proc/<pid>/fd`` does not open it); it can kill this process, which ends the box, and the grader goes on
+    with the student's other notebooks in a new one. Each notebook's answers file is emptied
+    before it starts, whatever an earlier one wrote there.
+    """
+    if os.getpid() != 2 or os.getppid() != 1:  # kill(-1) below must reach only this box's processes
+        print("--serve runs only as the first process of a grading box (bubblewrap's pid 2)", file=sys.stderr)
+        return 2
+    import codeop, inspect, linecache, types  # noqa: F401,E401 - what every notebook imports, once
+    import lanes.exercises, lanes.pool.engine  # noqa: F401,E401 - the sets and the slot pool most use
+
+    keep = {name for k in range(1, len(slugs) + 1) for name in (f"{k}.ipynb", f"{k}.json")}
+    for k, slug in enumerate(slugs, 1):
+        open(f"/job/{k}.json", "w").close()  # empty, whatever an earlier notebook wrote there
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the fork, which never returns here
+            code = 1
+            try:
+                code = main([f"/job/{k}.ipynb", f"/job/{k}.json", slug])
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        _reset(keep)
+        print(k, os.waitstatus_to_exitcode(status), flush=True)
+    return 0
+
+
+def _reset(keep: set) -> None:
+    """Kill every process of the box but this one (and bubblewrap's pid 1), then empty :data:`WRITABLE`
+    but for the files ``keep`` of the job folder (the notebooks and their answers)."""
+    from .sandbox import remove_tree
+
+    for _ in range(1000):
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process this one may signal: the box's, in its PID namespace
+        except ProcessLookupError:
+            break
+        time.sleep(0.001)  # until they are gone and pid 1 has reaped them
+    for folder in WRITABLE:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if folder != "/job" or name not in keep:
+                remove_tree(os.path.join(folder, name))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(sys.argv[2:]) if sys.argv[1:2] == ["--serve"] else main())

@@ -153,6 +153,36 @@ def test_limits_hold(tmp_path):
     assert _temp_entries() <= before
 
 
+#: Left behind by a notebook in its student's box: a process, started in a session of its own, that
+#: keeps emptying every answers file of the box (the notebooks after this one's included).
+SPOILER = ("import subprocess, sys\n"
+           "code = 'import glob, time\\nfor _ in range(6000):\\n    for p in glob.glob(\"/job/*.json\"):\\n"
+           "        open(p, \"w\").close()\\n    time.sleep(0.01)\\n'\n"
+           f"subprocess.Popen([sys.executable, '-c', code, {MARK!r}], start_new_session=True)\n")
+
+
+def test_a_students_notebooks_share_a_box_but_fail_only_themselves(tmp_path):
+    # step 1 runs a student's notebooks one after another in one box (a fork each); the latest
+    # copies run first, so the three attacks run before the honest copy, "a_honest"
+    base = honest("bob")
+    nbformat.write(base, tmp_path / "a_honest.ipynb")
+    nbformat.write(with_cell(base, SPOILER), tmp_path / "b_spoils.ipynb")
+    nbformat.write(with_cell(base, "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(60)"),
+                   tmp_path / "c_kills_the_box.ipynb")
+    forge = "import os\nopen(f'/proc/{os.getppid()}/fd/1', 'w').write('1 0\\n2 0\\n3 0\\n4 0\\n')"
+    nbformat.write(with_cell(base, forge), tmp_path / "d_forges_the_lines.ipynb")
+    _, data, before = _grade([tmp_path], tmp_path / "report.json", "--student", "bob")
+    subs = _by_name(data, None)
+    for name in ("a_honest.ipynb", "b_spoils.ipynb"):  # the spoiler's process went with its notebook
+        assert subs[name]["score"] == K.POSSIBLE, subs[name]
+    kills = subs["c_kills_the_box.ipynb"]
+    assert kills["status"] == "crashed" and "stopped before its answers could be read" in kills["messages"][-1]
+    forged = subs["d_forges_the_lines.ipynb"]  # the box's first process is out of its reach
+    assert forged["score"] == K.POSSIBLE and any("PermissionError" in m for m in forged["messages"]), forged
+    assert _marked_processes() == []
+    assert _temp_entries() <= before
+
+
 def test_without_keys_the_grader_says_so_and_forms_only_gives_practice_feedback(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()

@@ -24,15 +24,15 @@ def _nested(depth: int) -> bytes:
 @pytest.mark.parametrize("depth", [17, 988, 200_000])
 def test_answers_nested_too_deep_are_this_notebooks_failure(tmp_path, depth):
     (tmp_path / "answers.json").write_bytes(_nested(depth))
-    assert classroom._answers(tmp_path) == (None, "unreadable")
+    assert classroom._answers(tmp_path / "answers.json") == (None, "unreadable")
 
 
 def test_answers_within_the_depth_are_read(tmp_path):
     (tmp_path / "answers.json").write_bytes(_nested(classroom.MAX_ANSWERS_DEPTH - 2))
-    data, why = classroom._answers(tmp_path)
+    data, why = classroom._answers(tmp_path / "answers.json")
     assert why == "" and json.dumps(data).count("[") == classroom.MAX_ANSWERS_DEPTH - 2
     (tmp_path / "answers.json").write_bytes(b"")  # the placeholder the box left untouched
-    assert classroom._answers(tmp_path) == (None, "missing")
+    assert classroom._answers(tmp_path / "answers.json") == (None, "missing")
 
 
 def test_json_depth_ignores_brackets_in_strings():
