@@ -471,15 +471,17 @@ def judge_program() -> str:
 
 
 def start_judge(jobs: list, solutions: pathlib.Path | None, secret: str | None, folder: pathlib.Path,
-                hide=()) -> subprocess.Popen:
+                hide=(), site=None) -> subprocess.Popen:
     """Step 2 for ``jobs`` (one student's submissions): a fresh ``python -I`` judge, started.
 
     Its input, output and temp folder are files in ``folder`` (which goes with whatever the
-    judge leaves when it is killed); read the result with :func:`judge_results`.
+    judge leaves when it is killed); read the result with :func:`judge_results`. ``site``: the
+    run's box's copies of the packages, for the boxes a key starts (set 13's).
     """
     (folder / "tmp").mkdir()
     os.chmod(folder, 0o711)
-    (folder / "in.json").write_text(json.dumps({"secret": secret, "hide": [str(h) for h in hide], "jobs": jobs}))
+    (folder / "in.json").write_text(json.dumps({"secret": secret, "hide": [str(h) for h in hide],
+                                                "site": None if site is None else str(site), "jobs": jobs}))
     with open(folder / "in.json", "rb") as stdin, open(folder / "out.json", "wb") as out, \
             open(folder / "err.txt", "wb") as err:
         return subprocess.Popen([sys.executable, "-I", "-c", judge_program(),
@@ -879,7 +881,7 @@ def _start_step2(box, batch: list, who: str, solutions, secret, hide, deadline_s
     folder = None
     try:
         folder = pathlib.Path(tempfile.mkdtemp(prefix="judge-", dir=box.base))
-        proc = start_judge(batch, solutions, secret, folder, hide)
+        proc = start_judge(batch, solutions, secret, folder, hide, box.site)
         return _Job(subs, who, "judge", proc, folder, deadline_s)
     except Exception as e:
         for sub, _ in subs:

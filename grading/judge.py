@@ -158,10 +158,11 @@ def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported:
 def main(argv: list[str] | None = None) -> int:
     """Read jobs (JSON) on stdin, write results (JSON) on stdout; ``argv = [SOLUTIONS_DIR]``.
 
-    stdin is ``{"secret": course secret or null, "hide": [paths], "jobs": [...]}`` (or the
-    bare list of jobs); the secret is set with :func:`lanes.exercises.variants.set_course_secret`
+    stdin is ``{"secret": course secret or null, "hide": [paths], "site": path or null, "jobs": [...]}``
+    (or the bare list of jobs); the secret is set with :func:`lanes.exercises.variants.set_course_secret`
     before any key is loaded, so that a key may use it (the capstone's hidden seeds do), and
-    the answer keys and the ``hide`` paths are covered in every box a key starts (set 13's).
+    the answer keys and the ``hide`` paths are covered in every box a key starts (set 13's),
+    which is made on the grading run's copies of the packages at ``site`` when given.
     """
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
@@ -178,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
 
         set_course_secret(jobs.get("secret"))
         sandbox.hide([*jobs.get("hide", []), *([solutions] if solutions is not None else [])])
+        if jobs.get("site"):
+            sandbox.use_site(jobs["site"])
         jobs = jobs.get("jobs") or []
     keys: dict[str, ModuleType] = {}
     results = []

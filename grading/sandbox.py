@@ -58,7 +58,8 @@ import time
 from dataclasses import dataclass
 
 __all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
-           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree", "seccomp_program"]
+           "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree", "seccomp_program",
+           "use_site"]
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
@@ -219,6 +220,20 @@ def _packages() -> list[pathlib.Path]:
     import lanes
 
     return [_real(lanes.__file__).parent, _real(__file__).parent]
+
+
+def _copy_packages(site: pathlib.Path) -> None:
+    """Copy ``lanes`` and ``grading`` into ``site``, compiled, readable by every uid."""
+    for package in _packages():  # a .pyc outside __pycache__ would import without its source
+        shutil.copytree(package, site / package.name, ignore=lambda d, names: [
+            n for n in names if n.endswith(".pyc") and os.path.basename(d) != "__pycache__"])
+    # compiled here, once (what the checkout's caches hold already is kept): the box cannot
+    # write them, and compiling lanes at each start cost more than a short notebook's own work
+    compileall.compile_dir(site, ddir=SITE, quiet=1)
+    for d, _, files in os.walk(site):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o644)
 
 
 def _always_hidden() -> list[pathlib.Path]:
@@ -447,9 +462,13 @@ class Box:
         Try a cgroup per job (default); ``False`` uses rlimits only.
     prefix : str
         Name prefix of the run's folder in the temp directory (``lanes-box-`` by default).
+    site : path, optional
+        The copies of ``lanes`` and ``grading`` of another box (its ``site``), made and checked by
+        the process that started this one, as a grading run's judge uses its run's: nothing is
+        copied, compiled or checked again (see :func:`use_site`).
     """
 
-    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True, prefix: str = "lanes-box-"):
+    def __init__(self, *, hide=(), extra_ro=(), cgroups: bool = True, prefix: str = "lanes-box-", site=None):
         global _cgroup_note
         if not sys.platform.startswith("linux"):
             raise SandboxError("the grading box needs Linux (bubblewrap and namespaces)")
@@ -462,17 +481,9 @@ class Box:
         self.cgroup: pathlib.Path | None = None
         try:
             os.chmod(self.base, 0o711)
-            self.site = self.base / "site"
-            for package in _packages():  # a .pyc outside __pycache__ would import without its source
-                shutil.copytree(package, self.site / package.name, ignore=lambda d, names: [
-                    n for n in names if n.endswith(".pyc") and os.path.basename(d) != "__pycache__"])
-            # compiled here, once (what the checkout's caches hold already is kept): the box cannot
-            # write them, and compiling lanes at each start cost more than a short notebook's own work
-            compileall.compile_dir(self.site, ddir=SITE, quiet=1)
-            for d, _, files in os.walk(self.site):
-                os.chmod(d, 0o755)
-                for f in files:
-                    os.chmod(os.path.join(d, f), 0o644)
+            self.site = self.base / "site" if site is None else _real(site)
+            if site is None:
+                _copy_packages(self.site)
             program = seccomp_program()
             if program is not None:
                 (self.base / "seccomp.bpf").write_bytes(program)
@@ -483,7 +494,8 @@ class Box:
                 why = "cgroups were turned off"
             _cgroup_note = None if self.cgroup is not None else (
                 f"warning: sandbox limits are per process (rlimits), not per job: {why}")
-            self._check()
+            if site is None:
+                self._check()
         except BaseException:
             self.close()
             raise
@@ -794,6 +806,14 @@ class BoxedProcess:
 
 
 _DEFAULT: Box | None = None
+_SHARED_SITE: str | None = None
+
+
+def use_site(site: str | os.PathLike) -> None:
+    """Make the box :func:`popen` shares on the copies of ``lanes`` and ``grading`` at ``site`` (another
+    box's, made by the process that started this one: a grading run passes its own to each judge)."""
+    global _SHARED_SITE
+    _SHARED_SITE = os.fspath(site)
 
 
 def popen(argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
@@ -804,7 +824,7 @@ def popen(argv: list[str], *, job_dir: os.PathLike, limits: Limits = Limits(),
     if _DEFAULT is None:
         import atexit
 
-        _DEFAULT = Box()
+        _DEFAULT = Box(site=_SHARED_SITE)
         atexit.register(_DEFAULT.close)
     return _DEFAULT.popen(argv, job_dir=job_dir, limits=limits, stdin=stdin, stdout=stdout,
                           stderr=stderr, env=env, outputs=outputs)

@@ -251,3 +251,20 @@ def test_the_box_imports_lanes_compiled(tmp_path):
     found, total = map(int, lines[0].split())
     assert total > 30 and found == total, out.decode() + err.decode()[-2000:]
     assert lines[1] == f"{sandbox.SITE}/lanes/pool/engine.py"
+
+
+def test_a_box_on_another_boxs_site_copies_nothing(tmp_path):
+    """A grading run's judges make their boxes (set 13's) on the run's copies of the packages:
+    nothing is copied again, a job there imports lanes from them, and closing the judge's box
+    leaves them to the run's."""
+    from grading import sandbox
+
+    code = "import sys; sys.path[:0] = [" + repr(sandbox.SITE) + "]\nimport lanes.pool.engine\nprint('ok')\n"
+    with sandbox.Box() as run:
+        with sandbox.Box(site=run.site) as judge:
+            assert judge.site == run.site and "site" not in os.listdir(judge.base), os.listdir(judge.base)
+            with judge.popen([sys.executable, "-E", "-s", "-c", code], job_dir=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE) as p:
+                out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and out == b"ok\n", err.decode()[-2000:]
+        assert (run.site / "lanes" / "pool" / "engine.py").is_file()
