@@ -172,7 +172,8 @@ def serve(slugs: list) -> int:
         print("--serve runs only as the first process of a grading box (bubblewrap's pid 2)", file=sys.stderr)
         return 2
     import codeop, inspect, linecache, types  # noqa: F401,E401 - what every notebook imports, once
-    import lanes.exercises, lanes.pool.engine  # noqa: F401,E401 - the sets and the slot pool most use
+    # what most sets use (the slot pool) or several do (the GPU's steps, the table, the queueing formulas)
+    import lanes.exercises, lanes.gpu.steps, lanes.pool.engine, lanes.pool.erlang, lanes.pool.table  # noqa: F401,E401
 
     keep = {name for k in range(1, len(slugs) + 1) for name in (f"{k}.ipynb", f"{k}.json")}
     for k, slug in enumerate(slugs, 1):
