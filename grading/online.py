@@ -17,6 +17,14 @@ judge to child, every tick
 child to judge, every tick
     ``[t, [start ids], [evict ids]]``, the policy's decision; ``[t, "decision-type"]``
     when it returned something else; or ``["error", "raised"]`` when the policy raised.
+judge to child, at the end of a day it ran to the end
+    ``["end"]``; the child answers ``["bye"]`` and leaves.
+
+The child hosts a policy for several days, one after another (set 13's key judges
+two per question): its first process loads what a policy may import, then forks a fresh
+process for each day, which reads that day's first line, so each day starts as in a child of
+its own, and the box is started once. After a day that did not end well the box is stopped;
+the next day starts another.
 
 The child keeps its own copy of the :class:`~lanes.pool.protocol.Board` from
 these messages and calls the policy with its observation.  The judge checks
@@ -137,15 +145,17 @@ class _TooLong(_Fail):
     """Ends a judged run that ran past one of its time limits."""
 
 
-def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=None) -> Verdict:
+def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=None,
+          host: _Host | None = None) -> Verdict:
     """Judge the policy defined by ``source`` (a module's text) on ``scenario`` (on the 1 s clock).
 
     The day runs in :func:`lanes.simulate`, the policy in the child standing in for its
     scheduler (:class:`_Remote`); the engine's Board checks every decision against the
     interface's rules.  ``stream`` (an :class:`~lanes.pool.arrivals.ArrivalStream` drawn for
     ``scenario``, as :func:`lanes.simulate` takes it) replaces the scenario's random day, such
-    as with a replayed trace.  Returns a :class:`Verdict`; never raises because of what the
-    policy does.
+    as with a replayed trace.  ``host``: the child to run the day in (its next fork, see
+    :class:`_Host`), kept for the next day when this one ends well; a child of its own when
+    omitted.  Returns a :class:`Verdict`; never raises because of what the policy does.
     """
     from lanes.pool.arrivals import ArrivalStream, draw_stream
     from lanes.pool.engine import simulate
@@ -167,11 +177,10 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
     gc.disable()
     began = time.perf_counter()
     remote = None
-    job = tempfile.mkdtemp(prefix="lanes-judge-")
-    child = None
+    own, host = host is None, host or _Host(limits)
+    ok = False
     try:
-        child = launch(job, limits)
-        pipe = _Pipe(child.stdin.fileno(), child.stdout.fileno(), limits.line_bytes)
+        pipe = host.pipe()
         hello = {"source": source, "slots": scenario.slots, "preempt_cost_s": scenario.preempt_cost_s,
                  "backlog": backlog}
         pipe.send(json.dumps(hello) + "\n", began + limits.startup_s)
@@ -187,8 +196,12 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
             result = simulate(scenario, remote, stream=stream)
         except DecisionError as exc:
             raise _Fail(_broke(exc.rule)) from None
-        return Verdict(True, "", result.row(), scenario.ticks, time.perf_counter() - began,
-                       result.n_arrivals, result.n_interactive)
+        verdict = Verdict(True, "", result.row(), scenario.ticks, time.perf_counter() - began,
+                          result.n_arrivals, result.n_interactive)
+        if not own:  # the day is over: this fork leaves, and the host forks afresh for the next
+            pipe.send('["end"]\n', time.perf_counter() + limits.decision_s)
+            ok = pipe.receive(time.perf_counter() + limits.decision_s) == ["bye"]
+        return verdict
     except _Fail as exc:
         return Verdict(False, str(exc), None, remote.t if remote else 0, time.perf_counter() - began,
                        timed_out=isinstance(exc, _TooLong))
@@ -196,11 +209,40 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
         return Verdict(False, "the policy's process ended", None, remote.t if remote else 0,
                        time.perf_counter() - began)
     finally:
-        if child is not None:
-            child.kill()
-        shutil.rmtree(job, ignore_errors=True)
+        if own or not ok:
+            host.close()
         if collecting:
             gc.enable()
+
+
+class _Host:
+    """The child that hosts a policy, in its box, for the days judged one after another.
+
+    It loads what a policy may import once, then forks a fresh process for each day, which
+    binds itself (:func:`_guard`), loads the policy and answers that day's ticks: each day
+    starts as in a child of its own, and the box is started once (set 13's key judges two
+    days per question). After a day that did not end well the host is
+    closed; the next day starts another.
+    """
+
+    def __init__(self, limits: JudgeLimits) -> None:
+        self.limits = limits
+        self.child = self.job = self._pipe = None
+
+    def pipe(self) -> _Pipe:
+        """The pipe to the host's next fork (the host is started on first use)."""
+        if self.child is None:
+            self.job = tempfile.mkdtemp(prefix="lanes-judge-")
+            self.child = launch(self.job, self.limits)
+            self._pipe = _Pipe(self.child.stdin.fileno(), self.child.stdout.fileno(), self.limits.line_bytes)
+        return self._pipe
+
+    def close(self) -> None:
+        """Stop the host and everything it started."""
+        if self.child is not None:
+            self.child.kill()
+            shutil.rmtree(self.job, ignore_errors=True)
+        self.child = self.job = self._pipe = None
 
 
 class _Remote:
@@ -440,17 +482,32 @@ def _guard() -> None:
 
 
 def _child_main() -> int:
-    """Host the policy: read the judge's lines, keep a board, answer each tick."""
+    """Host the policy: load what it may import, then a fresh fork of this process per day."""
     import importlib
 
+    for name in ALLOWED_MODULES:
+        importlib.import_module(name)
+    while True:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the day's process, which never returns here
+            code = 1
+            try:
+                code = _day()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:  # the day did not end with "bye" (or no day came)
+            return 1
+
+
+def _day() -> int:
+    """One day: read the judge's lines, keep a board, answer each tick; 0 when the judge ends the day."""
     inp = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
     out = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # the policy's prints and reads go nowhere; only this code uses the pipe
         os.dup2(devnull, fd)
     hello = json.loads(inp.readline())
-    for name in ALLOWED_MODULES:
-        importlib.import_module(name)
     board = Board(hello["slots"], hello["preempt_cost_s"])
     for service_s in hello["backlog"]:
         board.add_batch(service_s, 0)
@@ -468,7 +525,11 @@ def _child_main() -> int:
     decide = scheduler.decide
     write(out, b'["ready"]\n')
     for line in inp:
-        t, k, done = loads(line.decode())
+        message = loads(line.decode())
+        if message == ["end"]:
+            write(out, b'["bye"]\n')
+            return 0
+        t, k, done = message
         for _ in range(k):
             board.add_request(t)
         board.finish(done)
@@ -487,7 +548,7 @@ def _child_main() -> int:
             board.apply(t, decision, check=False)  # the judge checks it
         except Exception:  # noqa: BLE001 - a decision the judge refuses too, and says why
             return 1
-    return 0
+    return 1
 
 
 if __name__ == "__main__":
@@ -518,17 +579,21 @@ def compare_on_days(source: str | list, days: list, policy: object, *, limits: J
 
     out: list[tuple[bool, str]] = []
     source = source_text(source)
-    for i, day in enumerate(days, 1):
-        verdict = judge(source, day, limits=limits)
-        if not verdict.ok:
-            out.append((False, f"hidden day {i}: {verdict.reason}"))
-            if verdict.timed_out:
-                out += [(False, f"hidden day {k}: not run (the policy ran out of time on hidden day {i})")
-                        for k in range(i + 1, len(days) + 1)]
-                break
-            continue
-        want = expected[i - 1] if expected is not None else figures(simulate(day, policy, **extensions).row())
-        same = figures(verdict.row) == want
-        out.append((same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or batch output"
-                                          " differ from the rule's"))
+    host = _Host(limits)  # one box for the days, a fresh fork of its child for each
+    try:
+        for i, day in enumerate(days, 1):
+            verdict = judge(source, day, limits=limits, host=host)
+            if not verdict.ok:
+                out.append((False, f"hidden day {i}: {verdict.reason}"))
+                if verdict.timed_out:
+                    out += [(False, f"hidden day {k}: not run (the policy ran out of time on hidden day {i})")
+                            for k in range(i + 1, len(days) + 1)]
+                    break
+                continue
+            want = expected[i - 1] if expected is not None else figures(simulate(day, policy, **extensions).row())
+            same = figures(verdict.row) == want
+            out.append((same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or batch "
+                                              "output differ from the rule's"))
+    finally:
+        host.close()
     return out

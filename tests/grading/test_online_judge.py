@@ -409,3 +409,26 @@ class TestWithoutTheSandbox:
         verdict = _judge(HOSTILE[name])
         assert not verdict.ok and REASONS.get(name, "") in verdict.reason
         assert _leftovers() == before
+
+
+def test_the_days_of_a_policy_share_one_box_and_each_starts_afresh(monkeypatch):
+    """compare_on_days starts one box for a policy's days and a fresh fork of its child for each
+    day: what a day's policy leaves in a module it imported is gone the next day, and a day that
+    fails closes the box (the next day gets a new one)."""
+    launched = []
+    launch = online.launch
+    monkeypatch.setattr(online, "launch", lambda *a, **k: launched.append(1) or launch(*a, **k))
+    days = [DAY.with_(seed=s) for s in (78, 79, 80)]
+    # priority on a day it finds math unmarked, a broken rule on a day it finds it marked
+    marks = ("import math\nfrom lanes.pool.protocol import Decision\nFRESH = not hasattr(math, 'lanes_mark')\n"
+             "math.lanes_mark = 1\n"
+             "def decide(obs):\n    start = [r.id for r in obs.waiting][:obs.free] if FRESH else [10**9]\n"
+             "    return Decision(start=start + [b.id for b in obs.batch_queue][:obs.free - len(start)])\n")
+    out = online.compare_on_days(marks, days, "priority", limits=HONEST)
+    assert [ok for ok, _ in out] == [True] * 3 and len(launched) == 1, (out, launched)
+    launched.clear()
+    once = ("from lanes.pool.protocol import Decision\n"  # breaks a rule on the small pool only
+            "def decide(obs):\n    start = [r.id for r in obs.waiting][:obs.free] if obs.slots > 8 else [10**9]\n"
+            "    return Decision(start=start + [b.id for b in obs.batch_queue][:obs.free - len(start)])\n")
+    out = online.compare_on_days(once, [days[0], days[1].with_(slots=8), days[2]], "priority", limits=HONEST)
+    assert [ok for ok, _ in out] == [True, False, True] and len(launched) == 2, (out, launched)
