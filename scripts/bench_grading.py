@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Time grading a class made from the masters, in CPU seconds as well as wall seconds.
+"""Time grading a class made from the masters, in wall seconds and the machine's CPU seconds.
 
     python scripts/bench_grading.py                          # 100 students x every set with a key
     python scripts/bench_grading.py --students 10 --shards 0 # a small class, one run
@@ -8,15 +8,15 @@
 Builds each student's perfect submission of each set from the master notebooks (a folder
 per login, the tokens of the test secret) and prints:
 
-- the parts, for one student's notebooks: step 1 run plainly and in a box (the box's cost,
-  CPU and wall, per notebook), the runner on an empty notebook (the fixed cost of a
-  notebook), and one judge process for that student (step 2; its CPU per notebook);
-- one run of ``scripts/grade.py --jobs J`` over the class: wall seconds, CPU seconds (this
-  process's children: the grader, its boxes and judges), notebooks per CPU-second, the
-  judge's share of that CPU, and the wall time a class of ``--project`` notebooks would take
-  on ``--jobs`` otherwise idle CPUs (CPU per notebook x notebooks / jobs); and the CPU the
-  whole machine spent during the run (``/proc/stat``), which counts the boxes' processes that
-  no rusage of the grader sees, and is this run's cost only when nothing else runs;
+- the parts, for one student's notebooks: step 1 run plainly (a fresh interpreter per notebook)
+  and as the grader runs it (one box, a fork of a warmed-up process per notebook), the runner
+  on an empty notebook (a fresh interpreter's fixed cost), and one judge process for that
+  student (step 2): CPU seconds per notebook, and wall seconds;
+- one run of ``scripts/grade.py --jobs J`` over the class: wall seconds, notebooks per second,
+  the CPU the whole machine spent (``/proc/stat``: it counts the processes in the boxes, which
+  no rusage of the grader sees, and is this run's cost only when nothing else runs), the
+  judge's share of it, and the wall time a class of ``--project`` notebooks would take on the
+  machine's otherwise idle CPUs at that cost;
 - with ``--shards N``, the same class as N shard processes started together (``--jobs``
   split between them) and merged.
 
@@ -60,11 +60,14 @@ def _machine_busy() -> float | None:
     return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
-def _measured(run) -> tuple[float, float]:
-    """``(CPU seconds of the children, wall seconds)`` of ``run()``."""
-    c, t = _cpu(), time.perf_counter()
+def _measured(run, machine: bool = False) -> tuple[float, float]:
+    """``(CPU seconds, wall seconds)`` of ``run()``: CPU of this process's children, or with ``machine``
+    the whole machine's busy CPU (which counts the processes in a box, reaped in its own PID
+    namespace, that no rusage here sees; fair only on an otherwise idle machine)."""
+    cpu = _machine_busy if machine and _machine_busy() is not None else _cpu
+    c, t = cpu(), time.perf_counter()
     run()
-    return _cpu() - c, time.perf_counter() - t
+    return cpu() - c, time.perf_counter() - t
 
 
 def parts(notebooks: list[pathlib.Path], login: str) -> dict:
@@ -94,34 +97,27 @@ def parts(notebooks: list[pathlib.Path], login: str) -> dict:
                 subprocess.run(plain_argv(str(nb), str(tmp / f"{nb.stem}.json"), nb.stem), check=True)
                 answers[nb.stem] = json.loads((tmp / f"{nb.stem}.json").read_text())
 
-        inside = [0.0]  # CPU seconds the boxed processes report themselves (the grader's
-        # rusage never sees them: they are reaped inside the box's PID namespace)
-        boot = ("import atexit, resource, runpy, sys; sys.path[:0] = [" + repr(sandbox.SITE) + "]\n"
-                "def cpu():\n    r = resource.getrusage(resource.RUSAGE_SELF)\n"
-                "    open('" + sandbox.JOB + "/cpu.txt', 'w').write(repr(r.ru_utime + r.ru_stime))\n"
-                "atexit.register(cpu)\nrunpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
-
-        def boxed():
-            for nb in notebooks:
-                job = pathlib.Path(tempfile.mkdtemp(dir=box.base))
-                shutil.copy(nb, job / "submission.ipynb")
-                argv = [sys.executable, "-E", "-s", "-c", boot, f"{sandbox.JOB}/submission.ipynb",
-                        f"{sandbox.JOB}/answers.json", nb.stem]
-                with box.popen(argv, job_dir=job, outputs=("answers.json", "cpu.txt")) as p:
-                    p.wait(timeout=600)
-                inside[0] += float((job / "cpu.txt").read_text() or "nan")
-                sandbox.remove_tree(job)
+        def boxed():  # as the grader runs them: one box, the notebooks one after another (runner --serve)
+            job = pathlib.Path(tempfile.mkdtemp(dir=box.base))
+            for k, nb in enumerate(notebooks, 1):
+                shutil.copy(nb, job / f"{k}.ipynb")
+            argv = sandbox.python_argv("grading.runner", "--serve", *(nb.stem for nb in notebooks))
+            with box.popen(argv, job_dir=job, outputs=[f"{k}.json" for k in range(1, len(notebooks) + 1)],
+                           stdout=subprocess.PIPE) as p:
+                done = p.communicate(timeout=600)[0].decode().split("\n")
+            if len(done) != len(notebooks) + 1:
+                raise SystemExit(f"the box ran {len(done) - 1} of {len(notebooks)} notebooks")
+            sandbox.remove_tree(job)
 
         out["plain"] = _measured(plain)
-        grader, wall = _measured(boxed)
-        out["boxed"] = (grader + inside[0], wall)
+        out["boxed"] = _measured(boxed, machine=True)
         jobs = [{"id": i, "slug": slug, "student": student_token(login, TEST_SECRET), "refused": {},
                  "cell_errors": {}, "answers": answers[slug]["answers"]} for i, slug in enumerate(answers)]
-        feed = json.dumps({"secret": TEST_SECRET, "hide": [], "jobs": jobs})
+        feed = json.dumps({"secret": TEST_SECRET, "hide": [], "site": str(box.site), "jobs": jobs})
         env = {**os.environ, "LANES_TEST_SECRET": "1"}
         out["judge"] = _measured(lambda: subprocess.run(
             [sys.executable, "-I", "-c", classroom.judge_program(), str(ROOT / "solutions")], input=feed,
-            capture_output=True, text=True, check=True, env=env))
+            capture_output=True, text=True, check=True, env=env), machine=True)
     return out
 
 
@@ -171,31 +167,25 @@ def main(argv: list[str] | None = None) -> int:
 
         p = parts(sorted((subs / "s0000").glob("*.ipynb")), "s0000")
         (pc, pw), (bc, bw), (jc, jw), (ec, _) = p["plain"], p["boxed"], p["judge"], p["empty"]
-        print(f"parts, one student's {k} notebooks (CPU s per notebook): step 1 plainly {pc / k:.2f} "
-              f"(of which {ec:.2f} is the runner on an empty notebook), in a box {bc / k:.2f} "
-              f"(the box: {(bc - pc) / k * 1000:+.0f} ms CPU, {(bw - pw) / k * 1000:+.0f} ms wall); "
-              f"step 2, the judge: {jc / k:.2f} ({jc / (bc + jc):.0%} of step 1 + 2)")
+        print(f"parts, one student's {k} notebooks (CPU s per notebook): step 1 plainly {pc / k:.2f} in "
+              f"{pw / k:.2f} s (a fresh interpreter each; {ec:.2f} of it is the runner on an empty notebook), "
+              f"in the grader's box {bc / k:.2f} in {bw / k:.2f} s (one box, a fork each); step 2, the "
+              f"judge: {jc / k:.2f} ({jc / (bc + jc):.0%} of step 1 + 2)")
 
-        busy = _machine_busy()
         cpu, wall = _measured(lambda: subprocess.run(
             [*grade, str(subs), "--json", str(tmp / "one.json"), "--jobs", str(args.jobs), "--pass-mark", "0",
-             "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+             "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), machine=True)
         if not (tmp / "one.json").is_file():
             print("grade.py wrote no report", file=sys.stderr)
             return 2
         rep = json.loads((tmp / "one.json").read_text())
-        boxes = bc / k * n  # the boxed processes' CPU, which no rusage of the grader's counts
-        cpu += boxes
-        per = cpu / n
-        print(f"one run (--jobs {args.jobs}): {wall:.1f} s wall, {cpu:.1f} s CPU ({boxes:.1f} of it in the boxes, "
-              f"from the parts): {n / cpu:.2f} notebooks per CPU-second ({per:.2f} CPU s per notebook; the "
-              f"judge's share about {jc * args.students / cpu:.0%}); score {rep['score']:g} / {rep['possible']:g}")
-        if busy is not None:  # every process, the boxes' included: fair only on an otherwise idle machine
-            busy = _machine_busy() - busy
-            print(f"the machine was busy {busy:.1f} CPU s during that run ({busy / n:.2f} per notebook, "
-                  f"{busy / (wall * (os.cpu_count() or 1)):.0%} of its {os.cpu_count()} CPUs)")
-        print(f"projected: {args.project} notebooks x {per:.2f} CPU s / {args.jobs} CPUs = "
-              f"{args.project * per / args.jobs:.0f} s on otherwise idle CPUs (at this run's CPU cost per notebook)")
+        cpus = os.cpu_count() or 1
+        print(f"one run (--jobs {args.jobs}): {wall:.1f} s wall, {n / wall:.2f} notebooks per second; "
+              f"score {rep['score']:g} / {rep['possible']:g}")
+        print(f"the machine was busy {cpu:.1f} CPU s during that run ({cpu / n:.2f} per notebook, "
+              f"{cpu / (wall * cpus):.0%} of its {cpus} CPUs); the judge's share about {jc * args.students / cpu:.0%}")
+        print(f"projected: {args.project} notebooks x {cpu / n:.2f} CPU s / {cpus} CPUs = "
+              f"{args.project * cpu / n / cpus:.0f} s on otherwise idle CPUs (at this run's CPU cost per notebook)")
         if not args.shards:
             return 0
         each = max(1, args.jobs // args.shards)
@@ -210,8 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run([*grade, "merge", *[str(tmp / f"shard-{i}.json") for i in range(1, args.shards + 1)],
                             "--json", str(tmp / "merged.json"), "--pass-mark", "0"], env=env, capture_output=True)
 
-        cpu, wall = _measured(sharded)
-        cpu += boxes
+        cpu, wall = _measured(sharded, machine=True)
         if not (tmp / "merged.json").is_file():
             print("merge wrote no report", file=sys.stderr)
             return 2
