@@ -12,10 +12,12 @@ Run it from the instructor's private checkout: the answer keys ``solutions/NN_sl
 (``--solutions``) and the course secret (``.lanes-course-secret``, git-ignored; ``--secret``)
 are needed to award points. See ``book/grading.md`` for the whole procedure.
 
-**Step 1** executes each notebook in a bubblewrap box (``grading.sandbox``): all
+**Step 1** executes each student's notebooks in a bubblewrap box (``grading.sandbox``): all
 namespaces new, a root holding only the interpreter, a read-only copy of ``lanes`` and the
 job folder, a fresh unprivileged uid, a cgroup per job where the machine allows it
-(rlimits otherwise, with one warning line). The box exports only the answers, as JSON.
+(rlimits otherwise, with one warning line); each notebook in a fresh fork of a process that
+has imported ``lanes``, the box emptied of its processes and files between two
+(``grading.runner --serve``). The box exports only the answers, as JSON.
 **Step 2** is a fresh ``python -I`` process per student running ``grading.judge``: it
 checks every answer's form again and recomputes the expected values for the student's variant.
 Each student's time is bounded (``--max-copies``, ``--judge-timeout``, ``--student-time``).
@@ -296,7 +298,8 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu-limit", type=int, default=120, help="CPU time per notebook, s (default 120)")
     ap.add_argument("--memory-mb", type=int, default=3072, help="memory per notebook, MiB (default 3072)")
     ap.add_argument("--max-procs", type=int, default=64, help="processes and threads per notebook (default 64)")
-    ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="notebooks run at once")
+    ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                    help="students graded at once (a box running their notebooks, or their judge)")
     ap.add_argument("--max-copies", type=int, default=5, help="copies per student and set run, the latest (default 5)")
     ap.add_argument("--judge-timeout", type=float, default=300.0, help="step 2 time per notebook, s (default 300)")
     ap.add_argument("--student-time", type=float, default=3600.0,
