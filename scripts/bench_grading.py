@@ -14,9 +14,9 @@ per login, the tokens of the test secret) and prints:
   student (step 2): CPU seconds per notebook, and wall seconds;
 - one run of ``scripts/grade.py --jobs J`` over the class: wall seconds, notebooks per second,
   the CPU the whole machine spent (``/proc/stat``: it counts the processes in the boxes, which
-  no rusage of the grader sees, and is this run's cost only when nothing else runs), the
-  judge's share of it, and the wall time a class of ``--project`` notebooks would take on the
-  machine's otherwise idle CPUs at that cost;
+  no rusage of the grader sees, and is this run's cost only when nothing else runs), and the
+  wall time a class of ``--project`` notebooks would take on the machine's otherwise idle CPUs
+  at that cost;
 - with ``--shards N``, the same class as N shard processes started together (``--jobs``
   split between them) and merged.
 
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"one run (--jobs {args.jobs}): {wall:.1f} s wall, {n / wall:.2f} notebooks per second; "
               f"score {rep['score']:g} / {rep['possible']:g}")
         print(f"the machine was busy {cpu:.1f} CPU s during that run ({cpu / n:.2f} per notebook, "
-              f"{cpu / (wall * cpus):.0%} of its {cpus} CPUs); the judge's share about {jc * args.students / cpu:.0%}")
+              f"{cpu / (wall * cpus):.0%} of its {cpus} CPUs)")
         print(f"projected: {args.project} notebooks x {cpu / n:.2f} CPU s / {cpus} CPUs = "
               f"{args.project * cpu / n / cpus:.0f} s on otherwise idle CPUs (at this run's CPU cost per notebook)")
         if not args.shards:
