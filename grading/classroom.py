@@ -760,10 +760,10 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                         continue
                     running.remove(job)
                     job.over_budget = over and job.proc.poll() is None
-                    job.kill()
                     spent[job.who] = spent.get(job.who, 0.0) + job.elapsed
                     using[job.who] -= job.elapsed
                     if job.phase == "run":
+                        job.kill()
                         if job.k < len(job.subs):  # the notebook running now failed; the rest go on in a new box
                             stopped = job.over_budget or time.monotonic() - job.since > limits.timeout_s
                             finish(job, None if stopped else job.proc.returncode)

@@ -94,3 +94,14 @@ def test_the_box_covers_the_checkout_and_keys_whatever_the_layout(grader_tmp):
     lines = out.splitlines()
     assert lines[0] == f"{ROOT} []" and "unreadable" in lines[1], out
     assert lines[2] in (f"{secret} ", f"{secret} unreadable 13") and "TOPSECRET" not in out, out
+
+
+def test_a_judge_past_its_time_is_stopped_and_says_so(tmp_path, grader_tmp):
+    subs = tmp_path / "subs"
+    (subs / "bob").mkdir(parents=True)
+    nbformat.write(honest("bob"), subs / "bob" / f"{SLUG}.ipynb")
+    data = _grade([subs], tmp_path / "report.json", grader_tmp, "--judge-timeout", "0.05")
+    sub = _by_name(data, "bob")[f"{SLUG}.ipynb"]  # a judge takes longer than that to start
+    assert sub["status"] == "timeout" and sub["score"] == 0, sub
+    assert "the judge ran out of time (0.05 s for this student's 1 notebook(s))" in sub["messages"][-1], sub
+    assert os.listdir(grader_tmp) == []
