@@ -65,7 +65,7 @@ from lanes.pool.protocol import Board, Decision, DecisionError, load_policy
 
 # The judge's side imports the simulator inside judge() (and the exercises in compare_on_days()):
 # the child, which runs this module too, never has the built-in policies loaded, and cannot import
-# them once guarded; and it starts faster without them (four times per student in set 13).
+# them once guarded; and it starts faster without them (once per policy judged).
 
 #: Modules a judged policy may import (loaded before the policy is; importing any other fails).
 ALLOWED_MODULES = ("math", "collections", "heapq", "itertools", "functools", "bisect", "dataclasses",
@@ -221,8 +221,8 @@ class _Host:
     It loads what a policy may import once, then forks a fresh process for each day, which
     binds itself (:func:`_guard`), loads the policy and answers that day's ticks: each day
     starts as in a child of its own, and the box is started once (set 13's key judges two
-    days per question). After a day that did not end well the host is
-    closed; the next day starts another.
+    days per question). After a day that did not end well the host is closed; the next day
+    starts another.
     """
 
     def __init__(self, limits: JudgeLimits) -> None:
