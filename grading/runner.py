@@ -165,9 +165,9 @@ def serve(slugs: list) -> int:
     signal that stopped it) goes to stdout, for the grader, which times each notebook by these
     lines and stops the whole box when one runs too long. The notebook cannot write on that
     pipe (its stdout is ``/dev/null``, and the pipe is root's when the grader runs as root, so
-    ``/proc/<pid>/fd`` does not open it); it can kill this process, which ends the box, and the grader goes on
-    with the student's other notebooks in a new one. Each notebook's answers file is emptied
-    before it starts, whatever an earlier one wrote there.
+    ``/proc/<pid>/fd`` does not open it); it can kill this process, which ends the box, and
+    the grader goes on with the student's other notebooks in a new one. Each notebook's
+    answers file is emptied before it starts, whatever an earlier one wrote there.
     """
     if os.getpid() != 2 or os.getppid() != 1:  # kill(-1) below must reach only this box's processes
         print("--serve runs only as the first process of a grading box (bubblewrap's pid 2)", file=sys.stderr)
