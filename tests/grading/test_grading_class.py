@@ -242,11 +242,8 @@ def test_the_box_imports_lanes_compiled(tmp_path):
             "print(sum(1 for m in mods if m.__spec__.cached and __import__('os').path.exists(m.__spec__.cached)),"
             " len(mods))\n"
             "import lanes.pool.engine as e; print(e.simulate.__code__.co_filename)\n")
-    with sandbox.Box() as box:
-        with box.popen([sys.executable, "-E", "-s", "-c", code], job_dir=tmp_path, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE) as p:
-            out, err = p.communicate(timeout=120)
-    assert p.returncode == 0, err.decode()[-2000:]
+    rc, out, err = K.in_box(code, tmp_path)
+    assert rc == 0, err.decode()[-2000:]
     lines = out.decode().split("\n")
     found, total = map(int, lines[0].split())
     assert total > 30 and found == total, out.decode() + err.decode()[-2000:]
@@ -263,8 +260,6 @@ def test_a_box_on_another_boxs_site_copies_nothing(tmp_path):
     with sandbox.Box() as run:
         with sandbox.Box(site=run.site) as judge:
             assert judge.site == run.site and "site" not in os.listdir(judge.base), os.listdir(judge.base)
-            with judge.popen([sys.executable, "-E", "-s", "-c", code], job_dir=tmp_path, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE) as p:
-                out, err = p.communicate(timeout=120)
-        assert p.returncode == 0 and out == b"ok\n", err.decode()[-2000:]
+            rc, out, err = K.in_box(code, tmp_path, box=judge)
+        assert rc == 0 and out == b"ok\n", err.decode()[-2000:]
         assert (run.site / "lanes" / "pool" / "engine.py").is_file()

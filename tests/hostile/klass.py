@@ -413,6 +413,20 @@ def marked(mark: str = MARK) -> list:
     return list(marked_pids(mark).values())
 
 
+def in_box(code: str, job_dir, *args: str, box=None, timeout: float = 120) -> tuple[int, bytes, bytes]:
+    """Run ``python -c code args...`` in ``box`` (a fresh :class:`grading.sandbox.Box`, closed after,
+    when omitted) on the job folder ``job_dir``: ``(exit status, stdout, stderr)``."""
+    from grading import sandbox
+
+    if box is None:
+        with sandbox.Box() as fresh:
+            return in_box(code, job_dir, *args, box=fresh, timeout=timeout)
+    with box.popen([sys.executable, "-E", "-s", "-c", code, *args], job_dir=job_dir, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE) as p:
+        out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err
+
+
 def run(args: list, grader_tmp: str, python: str = sys.executable) -> tuple:
     """Grade; return (proc, what appeared in the scratch folders, new IPC objects, marked processes).
 

@@ -87,10 +87,9 @@ def test_the_box_covers_the_checkout_and_keys_whatever_the_layout(grader_tmp):
     # keys under it (the default --solutions) and a secret elsewhere in a shown folder
     with sandbox.Box(extra_ro=[ROOT, shown], hide=[keys, secret]) as box:
         job = pathlib.Path(tempfile.mkdtemp(dir=box.base))
-        with box.popen([sys.executable, "-c", code, str(ROOT), str(keys / SLUG / "key.py"), str(secret)],
-                       job_dir=job, stdout=subprocess.PIPE) as p:
-            out = p.communicate(timeout=60)[0].decode()
-    assert p.returncode == 0, out
+        rc, out, err = K.in_box(code, job, str(ROOT), str(keys / SLUG / "key.py"), str(secret), box=box, timeout=60)
+    out = out.decode()
+    assert rc == 0, out + err.decode()[-2000:]
     lines = out.splitlines()
     assert lines[0] == f"{ROOT} []" and "unreadable" in lines[1], out
     assert lines[2] in (f"{secret} ", f"{secret} unreadable 13") and "TOPSECRET" not in out, out
