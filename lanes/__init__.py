@@ -1,7 +1,7 @@
 """lanes: interactive and batch inference traffic on one pool of GPU decode slots.
 
 >>> import lanes
->>> lanes.run_table()["reserve:16"].p99_s     # the course's anchor table
+>>> lanes.run_table(lanes.anchor())["reserve:16"].p99_s     # the course's anchor table, on its 1 s clock
 2
 
 Public names load on first use, so ``import lanes`` stays cheap.  Models: :mod:`lanes.pool` (the slot
@@ -16,13 +16,12 @@ from typing import Any
 
 #: Where each public name lives: module (under lanes) -> the names it exports, space-separated.
 _MODULES = {
-    "pool.scenario": "Scenario",
+    "pool.scenario": "Scenario anchor",
     "pool.policies": "Policy parse_policy DEFAULT_POLICIES VICTIMS",
     "pool.arrivals": "ArrivalStream draw_stream rate_per_s",
     "pool.engine": "simulate",
     "pool.table": "run_table PolicyTable parse_policies",
     "pool.results": "SlotPoolResult LATE_AFTER_S",
-    "pool.sweep": "sweep_scenarios",
     "pool.littles": "busy_slots slot_budget poisson_tail poisson_quantile batch_trickle_interval_s headroom_slots",
     "pool.erlang": "erlang_b erlang_c mmc_mean_wait_s mmc_wait_tail halfin_whitt_beta sqrt_staffing servers_for_wait"
     " allen_cunneen_wait_s",

@@ -11,7 +11,7 @@ RESERVE = 8  # slots batch must leave free when it starts
 
 
 class ReservePlusPreemption:
-    name = "reserve 8+pre"  # the row's label, as in the table
+    name = "hybrid:8"  # the row's label: the built-in policy's spec, as in the table
 
     def decide(self, obs):
         free = obs.free

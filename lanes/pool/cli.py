@@ -36,7 +36,7 @@ def float_arg(text: str) -> float:
 def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     """The scenario's knobs as flags; defaults are the anchor scenario's."""
     d = Scenario()
-    g = p.add_argument_group("scenario (defaults: the course's anchor run)")
+    g = p.add_argument_group("scenario (defaults: the course's anchor run, event-driven; --tick 1 is the anchor's clock)")
     g.add_argument("--slots", type=int_arg, default=d.slots, help=f"decode slots in the pool (default {d.slots})")
     g.add_argument("--hours", type=float_arg, default=d.hours, help=f"simulated hours, at most a week (default {d.hours})")
     g.add_argument("--backlog", type=int_arg, default=d.backlog, help=f"batch jobs queued at t=0 (default {d.backlog})")
@@ -51,6 +51,9 @@ def add_scenario_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tick", type=float_arg, default=d.tick_s, metavar="SECONDS",
                    help="scheduling clock: seconds between decisions, 1 (the anchor), a fraction of a second"
                         " such as 0.02, or 0 to schedule at every arrival and completion (default %(default)s)")
+    g.add_argument("--eviction-stall", type=float_arg, default=d.eviction_stall_s, metavar="SECONDS",
+                   help="seconds every running sequence stalls per eviction while the victim's cache is recomputed"
+                        " (default %(default)s; give --preempt-cost 0 with it so the victim is not charged twice)")
 
 
 def scenario_from(args: argparse.Namespace) -> Scenario:
@@ -65,6 +68,7 @@ def scenario_from(args: argparse.Namespace) -> Scenario:
         preempt_cost_s=args.preempt_cost,
         seed=args.seed,
         tick_s=args.tick,
+        eviction_stall_s=args.eviction_stall,
     )
 
 
@@ -147,7 +151,7 @@ def _table(args: argparse.Namespace) -> int:
             raise ValueError("--trace needs the engine's step profile: run it as python -m lanes table --trace ...")
         trace = traces.load_trace(args.trace)
         scenario, stream = replay_inputs(trace, scenario)
-        header = trace_header(trace, scenario)
+        header = trace_header(trace, scenario, stream)
     table = run_table(scenario, policies, stream=stream)
     if args.json:
         import json
@@ -159,14 +163,16 @@ def _table(args: argparse.Namespace) -> int:
     return 0
 
 
-def trace_header(trace: traces.Trace, scenario: Scenario) -> str:
-    """First line of ``table --trace``: the trace, the holds and the pool."""
-    lo, hi = scenario.inter_service_s
+def trace_header(trace: traces.Trace, scenario: Scenario, stream) -> str:
+    """First line of ``table --trace``: the trace, its holds (and whether the clock rounds them), the pool."""
+    holds = stream.inter_service_s
     bl, bh = scenario.batch_service_s
+    clock = ("event-driven" if not scenario.tick_s else
+             f"holds rounded up to whole {'seconds' if scenario.tick_s == 1 else f'{scenario.tick_s:g} s ticks'}")
     return (
         f"trace {trace.name}: {trace.n_requests:,} requests over {trace.span_s:,.0f} s "
-        f"({trace.rate_per_s:.2f} req/s) x {lo}-{hi} s; {scenario.slots} slots, "
-        f"batch backlog {scenario.backlog} x {bl}-{bh} s"
+        f"({trace.rate_per_s:.2f} req/s) x {sum(holds) / len(holds):.2f} s mean hold ({clock}); "
+        f"{scenario.slots} slots, batch backlog {scenario.backlog} x {bl}-{bh} s"
     )
 
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
+from math import ceil
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
@@ -57,6 +58,8 @@ def simulate(scenario: Scenario | None = None, policy: Any = "priority", *, stre
         policy.check_fits(sc.slots)
     elif extensions:
         raise ValueError(f"extensions ({', '.join(extensions)}) apply to built-in policies only, not to a scheduler")
+    elif sc.eviction_stall_s:
+        raise ValueError("eviction_stall_s applies to built-in policies only: run a scheduler with eviction_stall_s=0")
     else:
         from .protocol import student_scheduler  # the interface, loaded only for a student's scheduler
 
@@ -79,7 +82,8 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     B, slots, cost = sc.backlog, sc.slots, sc.preempt_cost_s * per_s
     seen = list(stream.arrival_tick) if sc.tick_s == 1 else [  # the instant each request is first seen
         t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(stream.arrival_tick, stream.offsets_s)]
-    hold = stream.inter_service_s if per_s == 1 else [s * per_s for s in stream.inter_service_s]
+    hold = _in_ticks(stream.inter_service_s, per_s) if sc.tick_s else stream.inter_service_s
+    stall = _in_ticks((sc.eviction_stall_s,), per_s)[0] if sc.tick_s and sc.eviction_stall_s else sc.eviction_stall_s
     n_arrivals = len(seen)
     seen.append(end_of_day)  # a last "arrival" at the end of the day ends the loop
 
@@ -111,6 +115,7 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
     waits = [-1] * n_arrivals  # each request's wait, clock units (-1: never admitted)
     log: list[tuple] = []  # per instant: (t, interactive busy, batch busy, batch done, evicted, batch started, interactive done)
     done = evicted_total = batch_started = inter_done = 0
+    inter_stalled = 0  # clock units of stall that running interactive requests sat through
     area = 0  # busy slots x clock units
     t = i = 0  # the instant; the next arrival
     while t < end_of_day:
@@ -212,6 +217,17 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
             if wake:
                 heappush(instants, t + min_run)
         batch_started += len(jobs)
+        if evict and stall:  # the engine recomputes each victim's cache: every running sequence waits
+            shift = stall * len(evict)
+            inter_stalled += n_inter * shift
+            freed = {end + shift: k for end, k in freed.items()}
+            for job in batch.values():
+                job[END] += shift
+            ending = {end + shift: ids for end, ids in ending.items()}
+            instants = [end_of_day, *freed, *ending]
+            if wake:
+                instants += [job[START] + min_run for job in batch.values() if job[START] + min_run > t]
+            heapify(instants)
 
         # 5. Count, and go on to the next instant: an arrival, a completion, a job coming of age, the end
         # of the day (or, for a student's scheduler, the next tick).
@@ -224,7 +240,13 @@ def _run(sc: Scenario, rule: Any, stream: ArrivalStream) -> SlotPoolResult:
 
     waits = waits if per_s == 1 else [w if w < 0 else w / per_s for w in waits]  # in seconds
     return SlotPoolResult.from_run(sc, rule, stream, waits, log, per_s, batch_done=done, preempted=evicted_total,
-                                   util=area / (end_of_day * slots), batch_queued=len(queue))
+                                   util=area / (end_of_day * slots), batch_queued=len(queue),
+                                   stalled_s=evicted_total * stall / per_s, inter_stalled_s=inter_stalled / per_s)
+
+
+def _in_ticks(seconds, per_s: int) -> list[int]:
+    """Durations in seconds as whole ticks of ``1 / per_s`` seconds, rounded up (at least one tick)."""
+    return [max(1, ceil(s * per_s - 1e-9)) for s in seconds]
 
 
 def _outranking(head: int, i: int, seen: list, queue: deque, promote) -> int:

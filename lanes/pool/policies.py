@@ -85,11 +85,6 @@ class Policy:
         """True when waiting interactive work may evict running batch jobs."""
         return self.kind in ("preempt", "hybrid")
 
-    @property
-    def label(self) -> str:
-        """Row label in the anchor table's layout (``reserve 8+pre`` for ``hybrid:8``)."""
-        return {"reserve": f"reserve {self.reserve}", "hybrid": f"reserve {self.reserve}+pre"}.get(self.kind, self.kind)
-
     def check_fits(self, slots: int) -> None:
         """Raise ``ValueError`` unless the reserve and floor fit in a pool of ``slots``."""
         for name in ("reserve", "floor"):

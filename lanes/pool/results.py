@@ -47,7 +47,9 @@ class SlotPoolResult:
     that waited more than :data:`LATE_AFTER_S`.  ``batch_done``: batch jobs completed within the
     window; ``preempted``: evictions; ``util``: mean fraction of slots busy; ``n_interactive``,
     ``n_arrivals``: requests admitted to a slot, and arrived; ``batch_queued``: batch jobs still
-    queued (not in a slot) at the end.
+    queued (not in a slot) at the end.  ``stalled_s``: seconds the engine stalled recomputing evicted
+    jobs' caches (``Scenario.eviction_stall_s`` per eviction); ``inter_stalled_s``: those seconds summed
+    over the interactive requests running through them.
     """
 
     scenario: Scenario
@@ -66,6 +68,8 @@ class SlotPoolResult:
     _stream: ArrivalStream = field(repr=False)
     _log: list = field(repr=False)  # per instant: (t, inter busy, batch busy, done, evicted, batch started, inter done)
     _per_s: int = field(repr=False)  # clock units per second (1: whole seconds, or event-driven)
+    stalled_s: float = 0.0
+    inter_stalled_s: float = 0.0
 
     @classmethod
     def from_run(cls, scenario: Scenario, policy: Any, stream: ArrivalStream, waits: list, log: list, per_s: int,
@@ -76,6 +80,17 @@ class SlotPoolResult:
         s = _summary(admitted[bisect_right(admitted, -1):])
         return cls(scenario, policy, s["p50"], s["p99"], s["max"], s["late"], n_interactive=s["n"],
                    n_arrivals=stream.n_arrivals, _waits=waits, _stream=stream, _log=log, _per_s=per_s, **counts)
+
+    @property
+    def stalled_share(self) -> float:
+        """Share of the window the engine spent stalled on evictions (above 1: the stalls outlast the day)."""
+        return self.stalled_s / self.scenario.ticks
+
+    @cached_property
+    def slowdown(self) -> float:
+        """The users' slowdown: admitted requests' slot time with the stalls over their priced holds (1: none)."""
+        priced = sum(h for h, w in zip(self._stream.inter_service_s, self._waits) if w >= 0)
+        return 1 + self.inter_stalled_s / priced if priced else 1.0
 
     @property
     def spec(self) -> str:
@@ -92,12 +107,15 @@ class SlotPoolResult:
                 "util": self.util}
 
     def line(self) -> str:
-        """The row in the anchor table's text layout (on a finer clock, waits under 100 s to 0.01 s)."""
-        label = self.policy.label if isinstance(self.policy, Policy) else self.spec
-        p50, p99, top = (f"{w}" if self.scenario.tick_s == 1 else f"{w:.{2 if w < 100 else 0}f}"
-                         for w in (self.p50_s, self.p99_s, self.max_s))
-        return (f"{label:<14}{p50:>9}s{p99:>6}s{top:>6}s{self.late_fraction:>9.1%}"
-                f"{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}")
+        """The row in the anchor table's text layout, the policy by its spec (on a finer clock, waits
+        under 100 s to 0.01 s); a run that served no request says so, with the count left waiting."""
+        if not self.n_interactive:
+            waits = f"{f'none served ({self.n_arrivals:,} waiting)':>33}"
+        else:
+            p50, p99, top = (f"{w}" if self.scenario.tick_s == 1 else f"{w:.{2 if w < 100 else 0}f}"
+                             for w in (self.p50_s, self.p99_s, self.max_s))
+            waits = f"{p50:>9}s{p99:>6}s{top:>6}s{self.late_fraction:>9.1%}"
+        return f"{self.spec:<14}{waits}{self.batch_done:>12,}{self.preempted:>11,}{self.util:>10.0%}"
 
     @cached_property
     def wait_s(self) -> tuple[float, ...]:

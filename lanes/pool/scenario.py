@@ -1,7 +1,8 @@
 """The slot-pool scenario: the workload, the pool, the scheduling clock and the random seed.
 
-A :class:`Scenario` holds every constant of the course's anchor program; its defaults reproduce
-that program's table.
+A :class:`Scenario` holds every constant of the course's anchor program.  Its defaults schedule as a
+serving engine does, at every arrival and completion (``tick_s = 0``); :func:`anchor` is the same
+scenario on the anchor program's one-second clock, whose table it reproduces digit for digit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ MAX_HOURS = 168
 MAX_SERVICE_S = MAX_HOURS * 3600
 #: Most interactive arrivals a scenario may expect (mean rate x seconds), each kept in memory (~100 bytes).
 MAX_EXPECTED_ARRIVALS = 20_000_000
+#: Longest eviction stall accepted, seconds (an hour: far beyond any recompute).
+MAX_STALL_S = 3600
 #: Largest batch backlog accepted, in jobs (each one is kept in memory).
 MAX_BACKLOG = 10_000_000
 
@@ -33,9 +36,13 @@ class Scenario:
     arrivals per second at the start and the middle of the window (a raised cosine between them).
     ``preempt_cost_s``: seconds of work a batch job redoes after each eviction.  ``seed``: of the
     ``random.Random`` that draws the backlog and the arrivals.  ``tick_s``: the scheduling clock,
-    seconds between two decisions: ``1`` is the anchor's; a finer clock divides one second (0.5, 0.1,
-    0.02, ...); ``0`` schedules at every arrival and completion (event-driven), as a serving engine
-    that schedules every step does.  The draws are the same at every clock (:mod:`lanes.pool.arrivals`).
+    seconds between two decisions: ``0`` (the default) schedules at every arrival and completion
+    (event-driven), as a serving engine that schedules every step does; ``1`` is the anchor's clock
+    (:func:`anchor`); a clock in between divides one second (0.5, 0.1, 0.02, ...).  The draws are the
+    same at every clock (:mod:`lanes.pool.arrivals`).  ``eviction_stall_s``: seconds every running
+    sequence (interactive and batch) stalls for each eviction, while the engine recomputes the
+    victim's cache (0: no stall; set ``preempt_cost_s=0`` when the stall is the cost model, so the
+    victim is not charged twice); on a tick clock it is rounded up to whole ticks.
     """
 
     slots: int = 64
@@ -47,7 +54,8 @@ class Scenario:
     peak_rate: float = 5.0
     preempt_cost_s: int = 15
     seed: int = 3
-    tick_s: float = 1
+    tick_s: float = 0
+    eviction_stall_s: float = 0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -81,6 +89,8 @@ class Scenario:
             raise ValueError(f"tick_s must be 0 (event-driven) or divide one second: 1, 0.5, 0.1, 0.02, ... "
                              f"(got {_checks.show(self.tick_s)})")
         set_(self, "tick_s", int(tick) if tick in (0, 1) else 1 / round(1 / tick))
+        stall = _checks.number("eviction_stall_s", self.eviction_stall_s, lo=0, hi=MAX_STALL_S)
+        set_(self, "eviction_stall_s", int(stall) if float(stall).is_integer() else stall)
 
     @property
     def ticks(self) -> int:
@@ -97,11 +107,19 @@ class Scenario:
         return replace(self, **changes)
 
     def describe(self) -> str:
-        """One line in the anchor program's header layout (the clock added when it is not 1 s)."""
+        """One line in the anchor program's header layout (the clock added when it is not the anchor's 1 s)."""
         bl, bh = self.batch_service_s
         il, ih = self.inter_service_s
         clock = "" if self.tick_s == 1 else (", event-driven clock" if not self.tick_s else f", {self.tick_s:g} s clock")
+        if self.eviction_stall_s:
+            clock += f", {self.eviction_stall_s:g} s stall per eviction"
         return (
             f"{self.slots} slots, {self.hours:g} h, interactive {self.trough_rate:g}-{self.peak_rate:g} req/s"
             f" x {il}-{ih} s, batch backlog {self.backlog} x {bl}-{bh} s{clock}"
         )
+
+
+def anchor(**changes: object) -> Scenario:
+    """The anchor program's scenario: the defaults on its one-second clock (``tick_s=1``), whose
+    table :func:`lanes.run_table` reproduces digit for digit; ``changes`` as :meth:`Scenario.with_`."""
+    return Scenario(**{"tick_s": 1, **changes})

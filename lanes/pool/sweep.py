@@ -1,8 +1,8 @@
-"""Run many scenario x policy combinations and collect one tidy table.
+"""Policies over seeds, and the smallest reserve that meets a target: one tidy table per question.
 
->>> from lanes.pool.sweep import sweep
->>> df = sweep(["reserve:0", "reserve:16"])          # doctest: +SKIP
->>> df[["policy", "p99_s", "batch_done"]]            # doctest: +SKIP
+>>> from lanes.pool.sweep import sweep_seeds
+>>> df = sweep_seeds(["reserve:0", "reserve:16"])          # doctest: +SKIP
+>>> df[["seed", "policy", "p99_s", "batch_done"]]          # doctest: +SKIP
 
 A sweep is silent unless its caller hands it a ``progress`` function that
 wraps the list of runs (a notebook passes :func:`lanes.display.progress.lab_progress`,
@@ -29,8 +29,6 @@ __all__ = [
     "smallest_meeting",
     "smallest_reserve",
     "spread",
-    "sweep",
-    "sweep_scenarios",
     "sweep_seeds",
 ]
 
@@ -51,20 +49,6 @@ METRICS: dict[str, str] = {
     "util": "mean fraction of slots busy",
 }
 
-_SCENARIO_FIELDS = (
-    "slots",
-    "hours",
-    "backlog",
-    "batch_service_s",
-    "inter_service_s",
-    "trough_rate",
-    "peak_rate",
-    "preempt_cost_s",
-    "seed",
-)
-_POLICY_FIELDS = ("reserve", "floor", "aging_s", "victim", "min_run_s")
-
-
 #: What a sweep's ``progress`` is: ``progress(runs, "simulating")`` returns an iterable over the runs.
 Progress = Callable[[Sequence[Any], str], Iterable[Any]]
 
@@ -83,133 +67,6 @@ def _metric(r: Any, scenario: Scenario, name: str) -> Any:
     if name == "batch_slot_h":
         return sum(r.day.busy_batch) / 3600
     return getattr(r, name)
-
-
-def _row(scenario: Scenario, pol: Policy, label: Any) -> dict[str, Any]:
-    r = simulate(scenario, pol)
-    row: dict[str, Any] = {}
-    if label is not None:
-        row["label"] = label
-    row["policy"] = pol.spec
-    for name in _POLICY_FIELDS:
-        row[name] = getattr(pol, name)
-    if pol.promote_s is not None:  # a column only where promotion is on, so other sweeps keep their columns
-        row["promote_s"] = pol.promote_s
-    for name in _SCENARIO_FIELDS:
-        value = getattr(scenario, name)
-        row[name] = f"{value[0]}-{value[1]}" if isinstance(value, tuple) else value
-    row.update(
-        p50_s=r.p50_s,
-        p99_s=r.p99_s,
-        max_s=r.max_s,
-        peak_p99_s=r.window(scenario.ticks // 2 - 1800, scenario.ticks // 2 + 1800)["p99"],
-        late_fraction=r.late_fraction,
-        batch_done=r.batch_done,
-        batch_slot_h=sum(r.day.busy_batch) / 3600,
-        preempted=r.preempted,
-        util=r.util,
-    )
-    return row
-
-
-def sweep(
-    policies: Sequence[str | Policy],
-    scenarios: Scenario | Sequence[Scenario] | None = None,
-    *,
-    progress: Progress | None = None,
-    **extensions: object,
-) -> "pandas.DataFrame":
-    """Run every policy on every scenario; one row per run.
-
-    Parameters
-    ----------
-    policies : sequence of str or Policy
-        Policy specs (``"reserve:8"``) or Policy objects (extensions included).
-    scenarios : Scenario or sequence of Scenario, optional
-        The anchor scenario when omitted.
-    progress : function, optional
-        Shows how far the sweep is: ``progress(runs, desc)`` returns an iterable over the runs
-        (:func:`lanes.display.progress.lab_progress` in a notebook); silent when omitted.
-    **extensions
-        Extension fields applied to every string spec (``floor``, ``aging_s``,
-        ``promote_s``, ``victim``, ``min_run_s``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns: ``policy``, the policy's fields, the scenario's fields (ranges
-        as ``"60-180"``), then :data:`METRICS`.  Rows in scenario-major order.
-    """
-    pols = [parse_policy(p, **extensions) for p in _policy_list(policies)]
-    if scenarios is None:
-        scs: list[Scenario] = [Scenario()]
-    elif isinstance(scenarios, Scenario):
-        scs = [scenarios]
-    else:
-        scs = _checks.sequence("scenarios", scenarios, what="Scenario")
-        for sc in scs:
-            _checks.instance("scenarios", sc, Scenario)
-    if not scs:
-        raise ValueError("scenarios must list at least one Scenario (got an empty list)")
-    runs = [(sc, p, None) for sc in scs for p in pols]
-    return _frame(runs, progress)
-
-
-def sweep_scenarios(
-    policy: str | Policy,
-    field: str,
-    values: Sequence[Any],
-    base: Scenario | None = None,
-    *,
-    progress: Progress | None = None,
-    **extensions: object,
-) -> "pandas.DataFrame":
-    """Vary one scenario field or policy extension and run one policy per value.
-
-    Parameters
-    ----------
-    policy : str or Policy
-        The policy spec, e.g. ``"hybrid:8"``.
-    field : str
-        A :class:`~lanes.Scenario` field (``preempt_cost_s``, ``batch_service_s``,
-        ``tick_s``, ...) or a policy extension (``floor``, ``aging_s``, ``promote_s``, ``victim``, ``min_run_s``).
-    values : sequence
-        Values of ``field``, one run each.
-    base : Scenario, optional
-        The scenario the values are applied to (the anchor scenario by default).
-    progress : function, optional
-        Shows how far the sweep is, as in :func:`sweep`.
-    **extensions
-        Extension fields held fixed.
-
-    Returns
-    -------
-    pandas.DataFrame
-        As :func:`sweep`, plus a ``label`` column holding each value.
-    """
-    base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
-    values = _checks.sequence("values", values, what="values")
-    if field in EXTENSIONS:
-        runs = [(base, parse_policy(policy, **{**extensions, field: v}), v) for v in values]
-    elif field in _SCENARIO_FIELDS or field == "tick_s":  # the clock: swept, but not a column of every sweep
-        pol = parse_policy(policy, **extensions)
-        runs = [(base.with_(**{field: v}), pol, v) for v in values]
-    else:
-        allowed = ", ".join(_SCENARIO_FIELDS + ("tick_s",) + EXTENSIONS)
-        raise ValueError(f"field must be one of {allowed} (got {_checks.show(field)})")
-    if not runs:
-        raise ValueError("values must list at least one value (got an empty list)")
-    df = _frame(runs, progress)
-    return df
-
-
-def _frame(runs: list[tuple[Scenario, Policy, Any]], progress: Progress | None) -> "pandas.DataFrame":
-    import pandas as pd
-
-    for sc, pol, _ in runs:
-        pol.check_fits(sc.slots)
-    rows = [_row(sc, pol, label) for sc, pol, label in _iterate(runs, progress, "simulating")]
-    return pd.DataFrame(rows)
 
 
 def _policy_list(policies: object) -> list[Any]:

@@ -435,22 +435,23 @@ def trace_scenario(trace: Trace, hold_s: Sequence[float], base: Scenario | None 
     anchor scenario): slots, backlog, batch service range, preemption cost,
     seed.  The window is the trace's span rounded up to whole seconds (one
     tick past the last arrival); ``inter_service_s`` is the range of the
-    whole-second holds and both rates are the trace's mean rate (they only
-    describe the run: the arrivals come from the trace).
+    holds rounded out to whole seconds and both rates are the trace's mean
+    rate (they only describe the run: the arrivals and holds come from the
+    trace).
     """
     base = Scenario() if _checks.instance("base", base, Scenario, none_ok=True) is None else base
     holds, ticks = _holds(trace, hold_s)
     rate = min(trace.rate_per_s, 500.0)
     return base.with_(
         hours=ticks / 3600,
-        inter_service_s=(min(holds), max(holds)),
+        inter_service_s=(max(1, math.floor(min(holds))), math.ceil(max(holds) - 1e-9)),
         trough_rate=rate,
         peak_rate=rate,
     )
 
 
-def _holds(trace: Trace, hold_s: Sequence[float]) -> tuple[list[int], int]:
-    """Whole-second holds (rounded up, at least 1 s) and the ticks the replay needs."""
+def _holds(trace: Trace, hold_s: Sequence[float]) -> tuple[list[float], int]:
+    """The holds, checked (seconds, > 0), and the whole seconds the replay needs."""
     _checks.instance("trace", trace, Trace)
     hold_s = _checks.sequence("hold_s", hold_s, what="seconds")
     if len(hold_s) != trace.n_requests:
@@ -463,7 +464,7 @@ def _holds(trace: Trace, hold_s: Sequence[float]) -> tuple[list[int], int]:
             except ValueError:
                 raise ValueError(f"hold_s must hold numbers of seconds > 0 and at most {MAX_SERVICE_S} "
                                  f"(got {_checks.show(h)})") from None
-        holds.append(max(1, math.ceil(h - 1e-9)))
+        holds.append(float(h))
     return holds, int(trace.arrival_s[-1]) + 1
 
 
@@ -472,7 +473,8 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
 
     Request i arrives at ``arrival_s[i]`` (second ``floor(arrival_s[i])``, the rest its offset
     inside that second, read by clocks finer than 1 s) and holds its slot for
-    ``ceil(hold_s[i])`` seconds (at least one).  The backlog is drawn as the
+    ``hold_s[i]`` seconds: exactly when event-driven, rounded up to whole
+    ticks on a tick clock (at ``tick_s=1``, whole seconds, at least one).  The backlog is drawn as the
     course's runs draw it: ``scenario.backlog`` uniform integers from
     ``scenario.batch_service_s`` with ``random.Random(scenario.seed)``.
     ``scenario`` must be the one :func:`trace_scenario` made for these holds
@@ -481,7 +483,7 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     """
     holds, ticks = _holds(trace, hold_s)
     _checks.instance("scenario", scenario, Scenario)
-    if scenario.ticks < ticks or scenario.inter_service_s[1] < max(holds):
+    if scenario.ticks < ticks or scenario.inter_service_s[1] < max(holds) - 1e-9:
         raise ValueError(
             "scenario must cover the trace: make it with trace_scenario(trace, hold_s, base) "
             f"(got {scenario.ticks} ticks for {ticks}, service up to {scenario.inter_service_s[1]} s for {max(holds)})"

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import lanes  # noqa: E402
 from lanes.display.pool import plots  # noqa: E402
-from lanes.pool.sweep import sweep  # noqa: E402
+from lanes.pool.sweep import sweep_seeds  # noqa: E402
 
 SC = lanes.Scenario(hours=1)
 
@@ -72,7 +72,9 @@ class TestPlots:
         assert len(y) == 31 and y[2] == pytest.approx(table["priority"].late_fraction)
 
     def test_tradeoff_one_line_per_group_with_labels(self):
-        df = sweep(["reserve:0", "reserve:8"], [SC, SC.with_(batch_service_s=(30, 90))])
+        pd = pytest.importorskip("pandas")
+        df = pd.concat([sweep_seeds(["reserve:0", "reserve:8"], [SC.seed], sc).assign(batch_service_s=f"{sc.batch_service_s}")
+                        for sc in (SC, SC.with_(batch_service_s=(30, 90)))])
         ax = plots.plot_tradeoff(df, group="batch_service_s")
         assert len(ax.lines) == 2
         assert [t.get_text() for t in ax.texts] == ["0", "8", "0", "8"]

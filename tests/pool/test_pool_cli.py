@@ -20,9 +20,11 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 class TestTable:
     def test_default_table_as_a_process(self):
-        out = run_cli("table")
+        out = run_cli("table", "--tick", "1")
         assert out.returncode == 0, out.stderr
         assert out.stdout == ANCHOR_TABLE + "\n"
+        default = run_cli("table", "--hours", "0.5").stdout.splitlines()
+        assert default[0].endswith(", event-driven clock") and default[-1].startswith("hybrid:8 ")
 
     def test_json_rows(self, capsys):
         assert main(["table", "--json", "--policies", "fifo,reserve:16,hybrid:8", "--hours", "1"]) == 0
@@ -37,7 +39,8 @@ class TestTable:
                 "--peak-rate", "1.5", "--preempt-cost", "60", "--seed", "11"]
         assert main(argv) == 0
         out = capsys.readouterr().out
-        assert out.splitlines()[0] == "16 slots, 0.5 h, interactive 0.5-1.5 req/s x 2-6 s, batch backlog 50 x 30-90 s"
+        assert out.splitlines()[0] == ("16 slots, 0.5 h, interactive 0.5-1.5 req/s x 2-6 s, batch backlog 50 x 30-90 s, "
+                                       "event-driven clock")
         from lanes import Scenario, simulate
 
         sc = Scenario(slots=16, hours=0.5, backlog=50, batch_service_s=(30, 90), inter_service_s=(2, 6),
@@ -69,7 +72,7 @@ class TestClock:
 
     def test_a_step_sized_clock_says_so_and_changes_the_evictions(self):
         out = run_cli("table", "--tick", "0.02", "--hours", "1", "--policies", "preempt", "--json")
-        coarse = run_cli("table", "--hours", "1", "--policies", "preempt", "--json")
+        coarse = run_cli("table", "--tick", "1", "--hours", "1", "--policies", "preempt", "--json")
         fine, one = json.loads(out.stdout)[0], json.loads(coarse.stdout)[0]
         assert fine["preempted"] > 2 * one["preempted"]
         header = run_cli("table", "--tick", "0", "--hours", "0.1", "--policies", "preempt").stdout.splitlines()[0]

@@ -122,7 +122,7 @@ def approx(row: dict) -> dict:
 
 class TestAgainstTheReading:
     def test_the_anchor_day_at_one_second(self):
-        sc = lanes.Scenario(hours=1)
+        sc = lanes.Scenario(hours=1, tick_s=1)
         for spec, kind, r in (("priority", "priority", 0), ("reserve:8", "reserve", 8), ("hybrid:8", "hybrid", 8)):
             assert engine_row(sc, spec) == reading(sc, kind, r), spec
 

@@ -52,7 +52,7 @@ def test_every_policy_matches_the_seed_program(case):
     sc = lanes.Scenario(
         slots=case["slots"], hours=case["hours"], backlog=case["backlog"], batch_service_s=case["batch"],
         inter_service_s=case["inter"], trough_rate=case["rates"][0], peak_rate=case["rates"][1],
-        preempt_cost_s=case["cost"], seed=case["seed"],
+        preempt_cost_s=case["cost"], seed=case["seed"], tick_s=1,  # the seed program's clock
     )
     table = lanes.run_table(sc, ["fifo", "priority", "reserve:2", "reserve:6", "preempt", "hybrid:4"])
     for result, (pol, reserve) in zip(table, [("fifo", 0), ("priority", 0), ("reserve", 2), ("reserve", 6),

@@ -79,9 +79,9 @@ class TestPolicy:
         with pytest.raises(ValueError, match="policies must list at least one policy"):
             parse_policies(" , ")
 
-    def test_spec_and_label(self):
+    def test_spec(self):
         p = parse_policy("hybrid:8")
-        assert (p.spec, p.label, p.preempts, p.reserve) == ("hybrid:8", "reserve 8+pre", True, 8)
+        assert (p.spec, p.preempts, p.reserve) == ("hybrid:8", True, 8)
         assert Policy("reserve", reserve=4).spec == "reserve:4"
 
 
@@ -250,7 +250,7 @@ class TestUnknownKeywords:
             lambda: lanes.simulate(agin_s=5),
             lambda: lanes.run_table(agin_s=5),
             lambda: lanes.parse_policy("preempt", agin_s=5),
-            lambda: lanes.sweep_scenarios("fifo", "slots", [1], agin_s=5),
+            lambda: lanes.pool.sweep.sweep_seeds(["fifo"], [1], agin_s=5),
         ],
     )
     def test_misspelt_extension_lists_the_known_ones(self, call):

@@ -7,6 +7,8 @@ Axes, so a notebook can combine panels.  matplotlib is imported here, never by
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -165,7 +167,7 @@ def plot_occupancy(result: SlotPoolResult, ax: "Axes | None" = None, *, bin_s: i
     ax.set_ylim(0, result.scenario.slots * 1.08)
     ax.set_xlabel("time (h)")
     ax.set_ylabel("busy slots")
-    ax.set_title(result.policy.label if title is None else title)
+    ax.set_title(result.spec if title is None else title)
     ax.legend(loc="lower right")
     return ax
 
@@ -277,7 +279,7 @@ def plot_waits_over_day(
     ax = axes_or_new(ax)
     for r in results:
         x, y = _window_stat(r, bin_s, q)
-        ax.plot(x, y, marker=".", label=r.policy.label)
+        ax.plot(x, y, marker=".", label=r.spec)
     ax.set_xlabel("arrival time (h)")
     ax.set_ylabel(f"p{round(q * 100)} wait (s)")
     if log:
@@ -290,15 +292,10 @@ def plot_wait_ccdf(results: Sequence[SlotPoolResult], ax: "Axes | None" = None, 
     """Fraction of interactive requests waiting longer than x seconds, one step line per run."""
     ax = axes_or_new(ax)
     for r in results:
-        n = max(1, len(r.wait_s))
-        counts = [0] * (max_wait_s + 2)
-        for w in r.wait_s:
-            counts[min(w, max_wait_s + 1)] += 1
-        above, left = [], n
-        for c in counts[: max_wait_s + 1]:
-            left -= c
-            above.append(left / n)
-        ax.step(range(max_wait_s + 1), above, where="post", label=r.policy.label)
+        waits = sorted(r.wait_s)
+        n = max(1, len(waits))
+        above = [(len(waits) - bisect_right(waits, x)) / n for x in range(max_wait_s + 1)]
+        ax.step(range(max_wait_s + 1), above, where="post", label=r.spec)
     ax.set_yscale("log")
     ax.set_xlabel("wait x (s)")
     ax.set_ylabel("fraction waiting > x")
@@ -370,7 +367,7 @@ def plot_preemptions(results: Sequence[SlotPoolResult], ax: "Axes | None" = None
     ax = axes_or_new(ax)
     for r in results:
         per_min = [v * 60 for v in binned(r.day.preempted_per_tick, bin_s)]
-        ax.plot(_hours(len(per_min), bin_s), per_min, marker=".", label=r.policy.label)
+        ax.plot(_hours(len(per_min), bin_s), per_min, marker=".", label=r.spec)
     ax.set_xlabel("time (h)")
     ax.set_ylabel("evictions per minute")
     ax.legend()
@@ -399,7 +396,7 @@ def plot_batch_progress(
         Line labels; policy labels by default.
     """
     ax = axes_or_new(ax)
-    names = [r.policy.label for r in results] if labels is None else list(labels)
+    names = [r.spec for r in results] if labels is None else list(labels)
     for r, name in zip(results, names):
         done = r.day.batch_done_cumulative[59::60]
         ax.plot([(i + 1) / 60 for i in range(len(done))], done, label=name)

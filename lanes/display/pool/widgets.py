@@ -319,7 +319,7 @@ def preemption_explorer(scenario: Scenario | None = None) -> Any:
         policy = f"hybrid:{reserve}" if reserve else "preempt"
         r = simulate(sc.with_(preempt_cost_s=preempt_cost_s, tick_s=tick_s), policy, victim=victim, min_run_s=min_run_s)
         fig, (ax,) = figure_axes()
-        plot_occupancy(r, ax, title=f"{r.policy.label}, eviction cost {preempt_cost_s} s")
+        plot_occupancy(r, ax, title=f"{r.spec}, eviction cost {preempt_cost_s} s")
         return fig, _summary(r)
 
     return explorer_box(controls, render, "Preemption: what does each eviction cost?")
