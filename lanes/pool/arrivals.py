@@ -11,15 +11,19 @@ event-driven) the same requests arrive with the same holds (whole seconds), each
 in its second: given k arrivals in a second, a Poisson process places them uniformly, so k uniform
 offsets are drawn, sorted and given to the second's requests in order.  They come from a second
 generator, ``random.Random(f"offsets {seed}")``, so the anchor's stream is untouched, and only when
-a finer clock first reads them.  A request is seen at the first scheduling instant at or after its
-arrival (at 1 s: its own second, as in the anchor).
+a finer clock first reads them.  A request is seen at the scheduling instant its arrival falls in
+(the tick it arrives during; at 1 s, its own second, as in the anchor; event-driven, its arrival).
+
+**Batch arriving over the day** (``Scenario.batch_trough_rate``, ``batch_peak_rate``) is drawn the
+same way from a third generator, ``random.Random(f"batch {seed}")``: per second a Poisson count, then
+per job a slot time and an offset in its second (sorted within the second).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from itertools import groupby
 
@@ -66,7 +70,8 @@ class ArrivalStream:
     ``arrival_offset_s``: where each arrival falls inside its second, in [0, 1), non-decreasing
     within a second (``None``: drawn from ``offset_seed``, the scenario's seed, when a clock finer
     than one second first reads :attr:`offsets_s`).  ``seconds``: the window drawn for (0: up to the
-    last arrival).
+    last arrival).  ``batch_arrival_tick``, ``batch_arrival_offset_s``, ``batch_arrival_service_s``:
+    the batch jobs that arrive over the day (second, offset, slot time), empty for a backlog only.
     """
 
     batch_service_s: tuple[int, ...]
@@ -75,6 +80,9 @@ class ArrivalStream:
     arrival_offset_s: tuple[float, ...] | None = None
     seconds: int = 0
     offset_seed: int | None = None
+    batch_arrival_tick: tuple[int, ...] = ()
+    batch_arrival_offset_s: tuple[float, ...] = ()
+    batch_arrival_service_s: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.arrival_tick)
@@ -82,6 +90,11 @@ class ArrivalStream:
         if len(self.inter_service_s) != n or offsets != n:
             raise ValueError(f"arrival_tick, inter_service_s and arrival_offset_s must have one entry per arrival "
                              f"(got {n}, {len(self.inter_service_s)} and {offsets})")
+        m = len(self.batch_arrival_tick)
+        if len(self.batch_arrival_offset_s) != m or len(self.batch_arrival_service_s) != m:
+            raise ValueError("batch_arrival_tick, batch_arrival_offset_s and batch_arrival_service_s must have one "
+                             f"entry per batch arrival (got {m}, {len(self.batch_arrival_offset_s)} and "
+                             f"{len(self.batch_arrival_service_s)})")
 
     @cached_property
     def offsets_s(self) -> tuple[float, ...]:
@@ -109,7 +122,25 @@ def draw_stream(scenario: Scenario) -> ArrivalStream:
     re-uses them.
     """
     sc = _checks.instance("scenario", scenario, Scenario)
-    return _draw(sc.seed, sc.ticks, sc.backlog, sc.batch_service_s, sc.inter_service_s, sc.trough_rate, sc.peak_rate)
+    stream = _draw(sc.seed, sc.ticks, sc.backlog, sc.batch_service_s, sc.inter_service_s, sc.trough_rate, sc.peak_rate)
+    if sc.batch_trough_rate or sc.batch_peak_rate:
+        stream = replace(stream, **_draw_batch(sc.seed, sc.ticks, sc.batch_service_s, sc.batch_trough_rate,
+                                               sc.batch_peak_rate))
+    return stream
+
+
+@lru_cache(maxsize=8)
+def _draw_batch(seed, seconds, batch_service_s, trough_rate, peak_rate) -> dict:
+    """Batch arrivals over the day: per second a Poisson count, then each job's slot time and offset."""
+    rng = random.Random(f"batch {seed}")
+    when, offsets, services = [], [], []
+    for t in range(seconds):
+        k = _poisson(_rate(trough_rate, peak_rate, seconds, t), rng.random())
+        services += [rng.randint(*batch_service_s) for _ in range(k)]
+        offsets += sorted(rng.random() for _ in range(k))
+        when += [t] * k
+    return {"batch_arrival_tick": tuple(when), "batch_arrival_offset_s": tuple(offsets),
+            "batch_arrival_service_s": tuple(services)}
 
 
 @lru_cache(maxsize=8)
@@ -130,4 +161,9 @@ def _draw(seed, seconds, backlog, batch_service_s, inter_service_s, trough_rate,
     return ArrivalStream(jobs, tuple(when), tuple(holds), None, seconds, offset_seed=seed)
 
 
-draw_stream.cache_clear = _draw.cache_clear  # type: ignore[attr-defined]
+def _clear() -> None:
+    _draw.cache_clear()
+    _draw_batch.cache_clear()
+
+
+draw_stream.cache_clear = _clear  # type: ignore[attr-defined]

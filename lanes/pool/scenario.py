@@ -43,6 +43,10 @@ class Scenario:
     sequence (interactive and batch) stalls for each eviction, while the engine recomputes the
     victim's cache (0: no stall; set ``preempt_cost_s=0`` when the stall is the cost model, so the
     victim is not charged twice); on a tick clock it is rounded up to whole ticks.
+    ``batch_trough_rate``, ``batch_peak_rate``: batch jobs arriving over the day, jobs per second at
+    the start and the middle of the window (a raised cosine between them, as for interactive traffic;
+    the peak may be below the trough, for batch that arrives at night), each joining the batch
+    queue's tail with a slot time drawn from ``batch_service_s``; 0 and 0 (the default): the backlog only.
     """
 
     slots: int = 64
@@ -56,6 +60,8 @@ class Scenario:
     seed: int = 3
     tick_s: float = 0
     eviction_stall_s: float = 0
+    batch_trough_rate: float = 0
+    batch_peak_rate: float = 0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -82,6 +88,12 @@ class Scenario:
             raise ValueError(f"hours x mean rate must expect at most {MAX_EXPECTED_ARRIVALS} interactive arrivals "
                              f"(got {expected:.0f}: hours={_checks.show(self.hours)}, trough_rate={trough!r}, peak_rate={peak!r})")
         set_(self, "trough_rate", trough), set_(self, "peak_rate", peak)
+        b_trough = _checks.number("batch_trough_rate", self.batch_trough_rate, lo=0, hi=MAX_RATE_PER_S)
+        b_peak = _checks.number("batch_peak_rate", self.batch_peak_rate, lo=0, hi=MAX_RATE_PER_S)
+        if (b_trough + b_peak) / 2 * round(seconds) > MAX_BACKLOG:
+            raise ValueError(f"hours x mean batch rate must expect at most {MAX_BACKLOG} batch arrivals "
+                             f"(got batch_trough_rate={b_trough!r}, batch_peak_rate={b_peak!r})")
+        set_(self, "batch_trough_rate", b_trough), set_(self, "batch_peak_rate", b_peak)
         set_(self, "preempt_cost_s", _checks.integer("preempt_cost_s", self.preempt_cost_s, lo=0))
         set_(self, "seed", _checks.integer("seed", self.seed, big=True))
         tick = _checks.number("tick_s", self.tick_s, lo=0, hi=1)
@@ -113,6 +125,8 @@ class Scenario:
         clock = "" if self.tick_s == 1 else (", event-driven clock" if not self.tick_s else f", {self.tick_s:g} s clock")
         if self.eviction_stall_s:
             clock += f", {self.eviction_stall_s:g} s stall per eviction"
+        if self.batch_trough_rate or self.batch_peak_rate:
+            clock += f", batch arriving {self.batch_trough_rate:g}-{self.batch_peak_rate:g} jobs/s"
         return (
             f"{self.slots} slots, {self.hours:g} h, interactive {self.trough_rate:g}-{self.peak_rate:g} req/s"
             f" x {il}-{ih} s, batch backlog {self.backlog} x {bl}-{bh} s{clock}"

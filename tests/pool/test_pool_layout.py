@@ -1,22 +1,22 @@
-"""The slot pool's layout: a small core.
+"""The slot pool's layout: a run needs the standard library and the pool's own modules only.
 
 No import circle and no private name taken across modules: tests/test_layout.py
-checks both over the whole package.
+checks both over the whole package.  The loop to read is lanes/pool/model.py (test_model.py).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
-#: Most lines of the package one run of the pool may load: a core a student reads in one sitting
-#: (998 when set, with the day's series in lanes.pool.day, loaded on first use; 2,668 before the one loop).
-CORE_LINES = 1000
 
-
-def test_one_run_of_the_pool_loads_a_small_core():
-    code = ("import sys, lanes; lanes.simulate(lanes.Scenario(hours=1), 'hybrid:8'); "
-            "print(sum(len(open(m.__file__).read().splitlines()) for n, m in sys.modules.items() "
-            "if n.startswith('lanes') and getattr(m, '__file__', None)))")
+def test_one_run_of_the_pool_loads_the_standard_library_and_the_pool_only():
+    code = ("import sys, json, lanes; before = set(sys.modules); lanes.simulate(lanes.Scenario(hours=1), 'hybrid:8'); "
+            "print(json.dumps(sorted(set(sys.modules) - before)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert int(out.stdout) <= CORE_LINES
+    loaded = json.loads(out.stdout)
+    ours = [m for m in loaded if m.split(".")[0] == "lanes"]
+    assert ours and all(m in ("lanes", "lanes.pool") or m.startswith(("lanes.pool.", "lanes._")) for m in ours), ours
+    third_party = [m for m in loaded if m.split(".")[0] in ("numpy", "pandas", "matplotlib", "ipywidgets", "IPython")]
+    assert not third_party
