@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .. import _checks
+from .._stats import percentile
 from .hardware import Hardware, get_hardware, get_model
 from .transformer import Model
 from .steps import MAX_STEP_SEQUENCES
@@ -194,8 +195,7 @@ class BatchingScenario:
 
 
 def _pct(values: Sequence[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
+    return percentile(sorted(values), q)
 
 
 @dataclass(frozen=True)

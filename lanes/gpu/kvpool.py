@@ -30,6 +30,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from .. import _checks
+from .._stats import percentile
 from ..pool.arrivals import poisson_count
 from .hardware import Hardware, get_hardware, get_model
 from .transformer import Model
@@ -356,7 +357,7 @@ def simulate_kv_pool(scenario: KvScenario | None = None, rule: str = "slots:8") 
     n = len(waits)
 
     def pct(q: float) -> int:
-        return waits[min(n - 1, int(q * n))] if n else -1
+        return percentile(waits, q)
 
     used = [c + b for c, b in zip(chat_series, batch_series)]
     return KvPoolResult(

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from .. import _checks
+from .._stats import percentile
 
 __all__ = [
     "ORDERS",
@@ -281,11 +282,8 @@ class LaneRecord:
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank quantile of ``values`` (``nan`` when empty)."""
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
+    """The course's percentile of ``values`` (``nan`` when empty)."""
+    return percentile(sorted(values), q, empty=float("nan"))
 
 
 @dataclass(frozen=True)

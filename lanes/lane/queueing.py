@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from .. import _checks
+from .._stats import percentile
 
 SERVICES = ("exponential", "lognormal", "prefill")
 """Service-time distributions :func:`simulate_queue` understands."""
@@ -209,7 +210,7 @@ def simulate_queue(
         mean_service_s=busy / n,
         measured_rho=busy / span,
         mean_response_s=sum(responses) / n,
-        p99_response_s=responses[min(n - 1, int(0.99 * n))],
+        p99_response_s=percentile(responses, 0.99),
         requests=n,
     )
 

@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 from math import ceil
 
+from .. import _checks
 from .arrivals import ArrivalStream, draw_stream
 from .policies import Policy, parse_policy
 from .results import SlotPoolResult
@@ -177,6 +178,8 @@ def on_the_clock(sc: Scenario, stream: ArrivalStream) -> Clock:
     """Put a stream on the scenario's clock.  A request is seen at the first instant at or after its
     arrival on a tick clock (its own tick), at its arrival when event-driven; a duration takes whole
     ticks, rounded up (at least one)."""
+    _checks.instance("scenario", sc, Scenario)
+    _checks.instance("stream", stream, ArrivalStream)
     per_s = sc.ticks_per_s or 1
 
     def ticks(seconds):  # whole seconds stay exact; a fraction rounds up to the next tick

@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .. import _checks
+from .._stats import percentile
 from .arrivals import ArrivalStream
 from .policies import Policy
 from .scenario import Scenario
@@ -19,14 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: An interactive request is late when it waits longer than this, seconds.
 LATE_AFTER_S = 2
-
-
-def percentile(sorted_waits: list | tuple, q: float) -> float:
-    """The anchor program's percentile: element ``int(q * n)`` of the sorted list, -1 if empty."""
-    _checks.instance("sorted_waits", sorted_waits, (list, tuple))
-    q = _checks.number("q", q, lo=0, hi=1)
-    n = len(sorted_waits)
-    return sorted_waits[min(n - 1, int(q * n))] if n else -1
 
 
 def _summary(waits: list) -> dict[str, Any]:

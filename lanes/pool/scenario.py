@@ -136,4 +136,5 @@ class Scenario:
 def anchor(**changes: object) -> Scenario:
     """The anchor program's scenario: the defaults on its one-second clock (``tick_s=1``), whose
     table :func:`lanes.run_table` reproduces digit for digit; ``changes`` as :meth:`Scenario.with_`."""
+    _checks.keywords("anchor", changes, Scenario.__dataclass_fields__)
     return Scenario(**{"tick_s": 1, **changes})

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .. import _checks
+from .._stats import percentile
 from .arrivals import ArrivalStream
 from .scenario import MAX_SERVICE_S, Scenario
 
@@ -152,8 +153,8 @@ class Trace:
         }
         for label, values in (("prompt", self.prompt_tokens), ("output", self.output_tokens)):
             s = sorted(values)
-            out[f"{label}_p50"] = nearest_rank(s, 0.5)
-            out[f"{label}_p99"] = nearest_rank(s, 0.99)
+            out[f"{label}_p50"] = percentile(s, 0.5)
+            out[f"{label}_p99"] = percentile(s, 0.99)
             out[f"{label}_max"] = s[-1]
         return out
 
@@ -278,17 +279,6 @@ class Trace:
         return pd.DataFrame(
             {"arrival_s": self.arrival_s, "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens}
         )
-
-
-def nearest_rank(sorted_values: Sequence, q: float):
-    """Element ``int(q * n)`` of the sorted values (the last one at most), ``q`` in [0, 1]."""
-    if type(sorted_values) is not list:
-        sorted_values = _checks.sequence("sorted_values", sorted_values, what="values", min_len=1)
-    q = _checks.number("q", q, lo=0, hi=1)
-    n = len(sorted_values)
-    if not n:
-        raise ValueError("sorted_values must be a non-empty list of values (got [])")
-    return sorted_values[min(n - 1, int(q * n))]
 
 
 # --- loading ----------------------------------------------------------------------------

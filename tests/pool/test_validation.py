@@ -195,8 +195,8 @@ class TestTracesReplayAndTheInterface:
             (lambda: _traces().Trace("h200", [1, 2], 30, (1,)), ("prompt_tokens",)),
             (lambda: _traces().Trace("x", (1.0, 0.5), (1, 1), (1, 1)), ("arrival_s", "non-decreasing")),
             (lambda: _traces().Trace("x", (0.0, float("nan")), (1, 1), (1, 1)), ("arrival_s[1]",)),
-            (lambda: _traces().nearest_rank(None, 0.5), ("sorted_values",)),
-            (lambda: _traces().nearest_rank([1, 2], 2), ("q",)),
+            (lambda: _stats().percentile(None, 0.5), ("sorted_values",)),
+            (lambda: _stats().percentile([1, 2], 2), ("q",)),
             (lambda: _traces().resolve(None), ("trace", "conv")),
             (lambda: _traces().load_trace((1,)), ("trace",)),
             (lambda: _traces().trace_from_requests(35.2, -1, b"1"), ("arrival_s",)),
@@ -234,6 +234,12 @@ def _traces():
     from lanes.pool import traces
 
     return traces
+
+
+def _stats():
+    from lanes import _stats
+
+    return _stats
 
 
 def _protocol():

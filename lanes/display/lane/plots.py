@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from lanes._stats import percentile
 from lanes.lane.jobstore import BatchLaneResult
 from lanes.lane.interactive import OUTCOMES, LaneResult
 from ..pool.plots import PANEL_WIDTH_IN, axes_or_new, integer_ticks, legend_below
@@ -81,7 +82,7 @@ def plot_latency_over_time(
             )
             if lat:
                 xs.append(lo + bin_s / 2)
-                ys.append(lat[min(len(lat) - 1, int(q * len(lat)))])
+                ys.append(percentile(lat, q))
         ax.plot(xs, ys, marker=".", lw=1.4, label=r.policy.name)
     ax.axhline(results[0].scenario.deadline_s, color="black", ls="--", lw=1, label="client deadline")
     ax.set_xlabel("arrival time (s)")
