@@ -229,7 +229,7 @@ def shared_pool_runs(monkeypatch):
     from lanes.pool import engine
     from lanes.pool.policies import Policy
 
-    run = engine._run
+    run = engine.run
     made: dict = {}
 
     def shared(sc, rule, stream):
@@ -244,7 +244,7 @@ def shared_pool_runs(monkeypatch):
             made[key] = run(sc, rule, stream)
         return made[key]
 
-    monkeypatch.setattr(engine, "_run", shared)
+    monkeypatch.setattr(engine, "run", shared)
     return made
 
 

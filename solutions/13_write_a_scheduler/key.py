@@ -43,8 +43,8 @@ def _days(v, rule, spec, **extensions):
     few do), with ``rule``'s row on each."""
     differ, agree = [], []
     for seed in hidden_seeds(v.student, count=TRIES):
-        day = lanes.Scenario(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
-                             peak_rate=v.peak_rate, seed=seed)
+        day = lanes.anchor(hours=0.5, slots=v.slots, backlog=600, trough_rate=v.peak_rate / 2,
+                           peak_rate=v.peak_rate, seed=seed)  # the judge runs a scheduler once a second
         want = _row(day, rule)
         (differ if want != _row(day, spec, **extensions) else agree).append((day, want))
         if len(differ) == HIDDEN_DAYS:

@@ -59,9 +59,9 @@ def trace_members() -> list[dict]:
 
 
 def scenario(m: dict, seed: int) -> lanes.Scenario:
-    return lanes.Scenario(slots=m["slots"], hours=HOURS, backlog=BACKLOG, batch_service_s=m["batch_service_s"],
-                          inter_service_s=m["inter_service_s"], trough_rate=m["trough_rate"],
-                          peak_rate=m["peak_rate"], preempt_cost_s=m["preempt_cost_s"], seed=seed)
+    return lanes.anchor(slots=m["slots"], hours=HOURS, backlog=BACKLOG, batch_service_s=m["batch_service_s"],
+                        inter_service_s=m["inter_service_s"], trough_rate=m["trough_rate"],
+                        peak_rate=m["peak_rate"], preempt_cost_s=m["preempt_cost_s"], seed=seed)
 
 
 _REPLAYS: dict = {}

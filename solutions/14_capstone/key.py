@@ -36,9 +36,9 @@ def hidden_seeds(student: str, public_seed: int, secret: str | None = None) -> t
 
 
 def scenario(v, seed):
-    return lanes.Scenario(slots=v.slots, hours=v.hours, backlog=v.backlog, inter_service_s=tuple(v.inter_service_s),
-                          batch_service_s=tuple(v.batch_service_s), trough_rate=v.trough_rate,
-                          peak_rate=v.peak_rate, preempt_cost_s=v.preempt_cost_s, seed=seed)
+    return lanes.anchor(slots=v.slots, hours=v.hours, backlog=v.backlog, inter_service_s=tuple(v.inter_service_s),
+                        batch_service_s=tuple(v.batch_service_s), trough_rate=v.trough_rate,
+                        peak_rate=v.peak_rate, preempt_cost_s=v.preempt_cost_s, seed=seed)
 
 
 @lru_cache(maxsize=4)

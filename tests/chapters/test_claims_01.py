@@ -17,7 +17,7 @@ from lanes.pool.sweep import SEEDS
 from glued_values import glued, notebook, referenced
 
 STEM = "01_slots_and_littles_law"
-SC = lanes.Scenario()
+SC = lanes.anchor()  # the chapter's base scenario, on the anchor's 1 s clock
 HOLD_S = (SC.inter_service_s[0] + SC.inter_service_s[1]) / 2
 MID = SC.ticks // 2
 
@@ -163,7 +163,7 @@ class TestErlangC:
     def test_p_wait_at_five_and_six_per_second(self, text):
         from lanes.pool import erlang
 
-        sc = lanes.Scenario()
+        sc = lanes.anchor()
         hold = sum(sc.inter_service_s) / 2
         assert text["pwait_5"] == pytest.approx(erlang.erlang_c(sc.slots, 5.0 * hold))
         assert text["pwait_6"] == pytest.approx(erlang.erlang_c(sc.slots, 6.0 * hold))

@@ -15,7 +15,7 @@ from scripts import prose_tools as prose
 
 #: Seeds the sweeps are recomputed on here: the chapter's own run (nbval reruns it) covers
 #: all of its seeds and glues their values, on which claims about every seed are checked.
-SPOT = (1, lanes.Scenario().seed)
+SPOT = (1, lanes.anchor().seed)
 FINE_S, FINE_SEEDS = 0.02, SEEDS[:3]  # the chapter's step-sized clock and its seeds
 COST_SEEDS = SEEDS[:5]  # the chapter's cost sweep
 
@@ -108,7 +108,7 @@ class TestEvictionCost:
         return glued("10_where_it_breaks")
 
     def test_a_64_slot_pool_allows_6668_tokens_per_sequence(self, g):
-        assert POOL // lanes.Scenario().slots == 6668 == g["per_slot"]
+        assert POOL // lanes.anchor().slots == 6668 == g["per_slot"]
 
     def test_engine_seconds_and_slot_seconds(self, g):
         c = kvpool.preemption_costs(POOL // 64)
@@ -136,7 +136,7 @@ class TestEvictionCost:
         out = {}
         for cost in (g["cost_swap"], g["flat_cost_s"], g["cost_recompute"], g["cost_scattered"], g["cost_ckpt"]):
             # recomputed on two seeds (the chapter's run, under nbval, covers all ten and glues them)
-            df = sweep_seeds(["preempt", "hybrid:8"], SPOT, base=lanes.Scenario(preempt_cost_s=cost),
+            df = sweep_seeds(["preempt", "hybrid:8"], SPOT, base=lanes.anchor(preempt_cost_s=cost),
                              metrics=("batch_done", "preempted"))
             out[cost] = df.pivot(index="seed", columns="policy", values="batch_done")
             out[cost].attrs["preempted"] = df[df["policy"] == "preempt"].set_index("seed")["preempted"]
@@ -178,8 +178,8 @@ class TestEvictionCost:
         """Pure preemption and hybrid:8 at the swap's cost on the chapter's step-sized clock,
         on the anchor seed (the chapter's run covers its fine seeds and glues them)."""
         assert g["fine_s"] == FINE_S and g["n_fine"] == len(FINE_SEEDS)
-        base = lanes.Scenario(preempt_cost_s=g["cost_swap"], tick_s=FINE_S)
-        return {s: lanes.run_table(base.with_(seed=s), ["preempt", "hybrid:8"]) for s in (lanes.Scenario().seed,)}
+        base = lanes.anchor(preempt_cost_s=g["cost_swap"], tick_s=FINE_S)
+        return {s: lanes.run_table(base.with_(seed=s), ["preempt", "hybrid:8"]) for s in (lanes.anchor().seed,)}
 
     def test_on_a_step_sized_clock_the_hybrid_wins_even_with_swaps(self, fine_swap, g):
         for s, t in fine_swap.items():
@@ -195,7 +195,7 @@ class TestEvictionCost:
     def test_the_stall_is_charged_to_every_running_sequence(self, fine_swap, batch_done, g):
         """Stalled share of engine time = evictions per second x engine seconds per eviction."""
         c = kvpool.preemption_costs(POOL // 64)
-        ticks = lanes.Scenario().ticks
+        ticks = lanes.anchor().ticks
         for s, t in fine_swap.items():  # the spot seed rerun ...
             assert g["fine_evict_rate"][FINE_SEEDS.index(s)] == pytest.approx(t["preempt"].preempted / ticks)
         for s, n in batch_done[g["cost_swap"]].attrs["preempted"].items():
@@ -233,7 +233,7 @@ class TestErlangAgainstTheTick:
     @classmethod
     def runs(cls, g):
         """The flat day on the spot seeds; the chapter glues every seed's values."""
-        sc = lanes.Scenario(backlog=0, trough_rate=g["ec_rate"], peak_rate=g["ec_rate"])
+        sc = lanes.anchor(backlog=0, trough_rate=g["ec_rate"], peak_rate=g["ec_rate"])
         return {s: lanes.simulate(sc.with_(seed=s), "priority") for s in SPOT}
 
     def test_erlang_c_of_56_erlangs_on_64_slots(self, g):
@@ -269,7 +269,7 @@ class TestTheoryCheck:
     def test_littles_law_holds_in_the_slot_simulator(self):
         for peak in (3.0, 7.0):
             for policy, backlog in (("priority", 0), ("reserve:8", 10_000)):
-                r = lanes.simulate(lanes.Scenario(peak_rate=peak, backlog=backlog), policy)
+                r = lanes.simulate(lanes.anchor(peak_rate=peak, backlog=backlog), policy)
                 predicted = sum(r.day.wait_service_s) / r.scenario.ticks
                 assert r.day.mean_busy_interactive == pytest.approx(predicted, rel=1e-3)
 
@@ -299,7 +299,7 @@ class TestLittlesLawCountsSlotTimeOnly:
     """Slots held = admission rate x slot time; a waiting request holds no slot."""
 
     def test_slot_time_is_service_only_and_waits_would_break_the_law(self):
-        r = lanes.simulate(lanes.Scenario(peak_rate=7.0, backlog=10_000), "reserve:8")
+        r = lanes.simulate(lanes.anchor(peak_rate=7.0, backlog=10_000), "reserve:8")
         held = sum(r.day.wait_service_s) / r.scenario.ticks
         assert r.day.mean_busy_interactive == pytest.approx(held, rel=1e-3)
         with_waits = (sum(r.day.wait_service_s) + sum(r.wait_s)) / r.scenario.ticks
