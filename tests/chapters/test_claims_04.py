@@ -17,7 +17,7 @@ from lanes.pool.sweep import SEEDS, sweep_seeds
 
 pd = pytest.importorskip("pandas")
 
-SC = lanes.Scenario()
+SC = lanes.anchor()  # the chapter's base scenario, on the anchor's 1 s clock
 COSTS = (0, SC.preempt_cost_s, 60)
 HOUR = 3600
 
@@ -115,28 +115,34 @@ def test_at_a_step_sized_clock_almost_every_arrival_evicts(fine, runs):
     assert "almost all of them" in text
 
 
-def test_the_stall_is_charged_to_every_user(fine, anchor):
-    """Evictions per second x engine seconds per eviction: the share of engine time stalled."""
+def test_the_stall_is_charged_to_every_running_sequence():
+    """The simulator's stall model, event-driven: every eviction stalls every running sequence
+    (SC.preempt_cost_s / SC.slots s of the whole engine) and nothing more is charged to the victim."""
     from glued_values import glued
 
     g = glued("04_preemption")
     stall_s = SC.preempt_cost_s / SC.slots
     assert g["stall_s"] == pytest.approx(stall_s)
-    share = fine[SC.seed]["preempt"].preempted / SC.ticks * stall_s
-    assert g["stall_fine_pct"][FINE_SEEDS.index(SC.seed)] == pytest.approx(100 * share)
-    assert len(g["stall_fine_pct"]) == len(FINE_SEEDS) and min(g["stall_fine_pct"]) > 75
-    pre, hyb = anchor["preempt"], anchor["hybrid:8"]
-    coarse = pre.preempted / SC.ticks * stall_s
-    assert 0.2 < coarse < 0.25 and g["coarse_pre_stall_pct"] == pytest.approx(100 * coarse)
-    assert g["coarse_pre_token_pct"] == pytest.approx(100 * (1 / (1 - coarse) - 1))
-    anchor_fine = fine[SC.seed]
-    for key, r in (("fine_pre", anchor_fine["preempt"]), ("fine_hyb", anchor_fine["hybrid:8"]),
-                   ("coarse_hyb", hyb)):
-        rate = r.preempted / SC.ticks
-        assert g[f"{key}_evict_rate"] == pytest.approx(rate)
-        assert g[f"{key}_stall_pct"] == pytest.approx(100 * rate * stall_s)
-    assert g["fine_pre_token_pct"] > 200 > 10 > g["fine_hyb_token_pct"]  # preempt's users: over 3x per token
-
+    sc = SC.with_(tick_s=0, preempt_cost_s=0, eviction_stall_s=stall_s)
+    i = FINE_SEEDS.index(SC.seed)
+    for key, spec in (("pre", "preempt"), ("hyb", "hybrid:8")):
+        r = lanes.simulate(sc, spec)  # the anchor seed rerun here; the chapter ran every fine seed
+        assert g[f"stall_{key}_pct"][i] == pytest.approx(100 * r.stalled_share)
+        assert g[f"stall_{key}_slowdown"][i] == pytest.approx(r.slowdown)
+        assert g[f"stall_{key}_p99_s"][i] == pytest.approx(r.p99_s)
+        assert g[f"stall_{key}_batch"][i] == r.batch_done
+        assert all(len(g[f"stall_{key}_{m}"]) == len(FINE_SEEDS) for m in ("pct", "slowdown", "p99_s", "batch"))
+    # "every user pays ... the zero wait is gone": users hold slots longer and wait, under both designs
+    assert min(g["stall_pre_slowdown"]) > max(g["stall_hyb_slowdown"]) > 1
+    assert min(g["stall_pre_p99_s"]) > 0.5 and min(g["stall_hyb_p99_s"]) > 1
+    assert min(g["stall_pre_pct"]) > 40 > 20 > max(g["stall_hyb_pct"])
+    # "batch gets little for it": pure preemption finishes a fraction of hybrid:8's batch work
+    assert 4 * max(g["stall_pre_batch"]) < min(g["stall_hyb_batch"])
+    # "every one of the slots holds a user, with no batch job left to evict"
+    assert g["stall_full_pool"] is True
+    r = lanes.simulate(sc, "preempt")
+    full = [k for k, n in enumerate(r.day.busy_interactive) if n == SC.slots]
+    assert full and all(r.day.busy_batch[k] == 0 for k in full)
 
 def test_slots_freed_per_second_a_little_more_than_arrivals(anchor):
     # on the 1 s tick, "a little more than", not "almost as many as": more slots free than requests arrive
