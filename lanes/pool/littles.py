@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 from .. import _checks
 from .arrivals import ArrivalStream, rate_per_s
@@ -297,12 +297,20 @@ def rate_curve(scenario: Scenario) -> list[float]:
 
 
 def zero_wait_busy(stream: ArrivalStream) -> tuple[int, ...]:
-    """Interactive requests in slots at each second if every one got a slot on arrival: Little's L
-    with no wait (one entry per second of the window, and on to the last such request's end)."""
+    """Interactive requests in slots at each whole second if every one got a slot on arrival: Little's
+    L with no wait (one entry per second of the window, and on to the last such request's end).
+
+    A request holds its slot from its arrival for its hold (seconds, whole or not): it counts at every
+    whole second s with arrival <= s < arrival + hold.  Its arrival is its second plus the stream's
+    own offset (a trace's exact instant); a drawn stream's arrivals are placed at their second, as
+    the anchor places them."""
     _checks.instance("stream", stream, ArrivalStream)
-    n = max([stream.seconds, *(t + s + 1 for t, s in zip(stream.arrival_tick, stream.inter_service_s))])
+    offsets = stream.arrival_offset_s or repeat(0.0)
+    spans = [(math.ceil(t + u), math.ceil(t + u + h)) for t, u, h in
+             zip(stream.arrival_tick, offsets, stream.inter_service_s)]
+    n = max([stream.seconds, *(end + 1 for _, end in spans)])
     change = [0] * (n + 1)
-    for t, s in zip(stream.arrival_tick, stream.inter_service_s):
-        change[t] += 1
-        change[t + s] -= 1
+    for start, end in spans:
+        change[start] += 1
+        change[end] -= 1
     return tuple(accumulate(change[:n]))

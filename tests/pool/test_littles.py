@@ -40,6 +40,12 @@ class TestLittlesLaw:
         with pytest.raises(ValueError, match="^stream must be a ArrivalStream"):
             zero_wait_busy([0, 1])
 
+    def test_zero_wait_busy_reads_a_traces_instants_and_sub_second_holds(self):
+        # at 0.5 s for 0.3 s: never in a slot at a whole second; at 0.9 s for 0.2 s: in one at 1 s;
+        # at 2.25 s for 1.5 s: at 3 s only
+        stream = ArrivalStream((), (0, 0, 2), (0.3, 0.2, 1.5), (0.5, 0.9, 0.25), seconds=5)
+        assert zero_wait_busy(stream) == (0, 1, 0, 1, 0)
+
     def test_slot_budget_leaves_24_to_48_idle(self):
         b = slot_budget(64, 2, 5, 8)
         assert (b.busy_trough, b.busy_peak, b.idle_peak, b.idle_trough) == (16, 40, 24, 48)
