@@ -1401,7 +1401,9 @@ class Formula:
     ``E[S^2]``; see :func:`formula_symbols`) and the same relation, if any
     (``L == lambda_ * W``).  ``values`` maps symbols to glued names (or numbers)
     and ``result`` names the glued value the prose prints for the formula's
-    expression side, so the formula is evaluated on the chapter's inputs.
+    expression side (or is an expression of glued values, compared within
+    ``tol``), so the formula is evaluated on the chapter's inputs.  Inputs and
+    results may use ``min``, ``max``, ``sqrt``, ``log`` and ``exp``, and lists.
     ``domain`` gives each symbol's (low, high) range for the random check.
     """
 
@@ -1409,6 +1411,8 @@ class Formula:
     values: Mapping[str, Any] | None = None
     result: str | None = None
     domain: Mapping[str, tuple[float, float]] | None = None
+    #: relative tolerance when ``result`` is an expression (a glued name is compared as printed)
+    tol: float = 1e-6
 
 
 def _braced(text: str, i: int) -> tuple[str, int]:
@@ -1524,7 +1528,8 @@ def formula_symbols(expr: str) -> set[str]:
 def _evaluate(expr: str, env: Mapping[str, float]) -> float:
     import math
 
-    names = {"sqrt": math.sqrt, "log": math.log, "exp": math.exp, "e": math.e, "__builtins__": {}}
+    names = {"sqrt": math.sqrt, "log": math.log, "exp": math.exp, "e": math.e, "min": min, "max": max,
+             "__builtins__": {}}
     return float(eval(expr, names, dict(env)))  # noqa: S307  # noqa: S307 -- our own translation of the chapter's maths
 
 
@@ -1541,7 +1546,7 @@ def formulas_in(nb: Mapping[str, Any]) -> list[tuple[int, str]]:
             tex = " ".join((m.group(1) or m.group(2)).split()).rstrip(".,;").strip()
             stripped = re.sub(r"E\[[^\]]*\]|_\{[^}]*\}|\\text\{[^}]*\}", "", tex)
             if re.search(r"[-+*/=<>^]|\\(?:frac|sqrt|times|cdot|ln|log|exp|approx|le|ge)|\d\s*\S", stripped) \
-                    or re.search(r"[A-Za-z]\s+[A-Za-z\\]", stripped):
+                    or re.search(r"[A-Za-z]\s+[A-Za-z\\]", stripped) or re.search(r"E\[|\^", tex):
                 found.append((i, tex))
     return found
 
@@ -1602,23 +1607,32 @@ def check_formulas(nb: Mapping[str, Any], bound: Mapping[str, Formula], *, draws
         if f.values is not None and f.result is not None:
             expr = lhs if rel is None else rhs
             numbers = {k: v for k, v in values.items()
-                       if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                       if _is_number(v) or isinstance(v, list) and v and all(_is_number(x) for x in v)}
             try:
                 env = {s: (_evaluate(v, numbers) if isinstance(v, str) else float(v))
                        for s, v in f.values.items()}
-            except NameError as exc:
-                problems.append(f"{where}: an input is not glued ({exc})")
+                printed = _evaluate(f.result, numbers)
+            except (NameError, TypeError) as exc:
+                problems.append(f"{where}: an input or its result is not glued ({exc})")
                 continue
-            if f.result not in values or not formula_symbols(expr) <= set(env):
-                problems.append(f"{where}: its result {f.result!r} is not glued, or an input is"
-                                f" unbound ({sorted(formula_symbols(expr) - set(env))})")
+            if not formula_symbols(expr) <= set(env):
+                problems.append(f"{where}: an input is unbound ({sorted(formula_symbols(expr) - set(env))})")
                 continue
-            got = _evaluate(expr, env)
-            printed = values[f.result]
-            spec = next(iter(sorted(specs.get(f.result, {"g"}))), "g")
-            if format_value(got, spec) != format_value(printed, spec):
-                problems.append(f"{where} gives {format_value(got, spec)} on the chapter's inputs,"
-                                f" but the chapter prints {f.result} = {format_value(printed, spec)}")
+            try:
+                got = _evaluate(expr, env)
+            except (ZeroDivisionError, ValueError, OverflowError) as exc:
+                problems.append(f"{where} cannot be evaluated on the chapter's inputs ({exc})")
+                continue
+            if f.result in values:
+                spec = next(iter(sorted(specs.get(f.result, {"g"}))), "g")
+                spec = spec.split("|")[0] if not comparison_words(spec) else "g"
+                same = format_value(got, spec) == format_value(printed, spec)
+                shown = f"{format_value(got, spec)}, but the chapter prints {f.result} = {format_value(printed, spec)}"
+            else:
+                same = abs(got - printed) <= f.tol * max(1.0, abs(printed))
+                shown = f"{got:.6g}, but the chapter's {f.result} is {printed:.6g}"
+            if not same:
+                problems.append(f"{where} gives {shown} on the chapter's inputs")
     return problems
 
 
