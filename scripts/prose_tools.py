@@ -1579,8 +1579,8 @@ def check_formulas(nb: Mapping[str, Any], bound: Mapping[str, Formula], *, draws
             continue
         f = bound.get(tex)
         if f is None:
-            problems.append(f"{where} is not bound to a reference; bind it (Formula) where the"
-                            f" chapter's formulas are listed, symbols {sorted(free)}")
+            problems.append(f"{where} is not bound to a reference; bind it (Formula) in"
+                            f" tests/chapters/test_formulas.py, symbols {sorted(free)}")
             continue
         r_lhs, r_rel, r_rhs = _split_reference(f.reference)
         if r_rel != rel:
@@ -1769,14 +1769,15 @@ def slips(nb: Mapping[str, Any], kinds: Iterable[str] | None = None) -> Iterable
 
     base = slimmed(nb)
     values = glued_values(base)
-    for kind in (SLIP_KINDS if kinds is None else kinds):
-        for pattern, repl in SLIP_KINDS[kind]:
-            for index, cell in enumerate(base["cells"]):
-                if cell.get("cell_type") != "markdown":
-                    continue
-                template = template_of(cell)
-                text = _source(cell) if template is None else template
-                maths, code = _maths_spans(text), _code_spans(text)
+    kinds = list(SLIP_KINDS if kinds is None else kinds)
+    for index, cell in enumerate(base["cells"]):
+        if cell.get("cell_type") != "markdown":
+            continue
+        template = template_of(cell)
+        text = _source(cell) if template is None else template
+        maths, code = _maths_spans(text), _code_spans(text)
+        for kind in kinds:
+            for pattern, repl in SLIP_KINDS[kind]:
                 for m in pattern.finditer(text):
                     inside = any(a <= m.start() and m.end() <= b for a, b in maths)
                     if (kind == "formula") != inside or any(a < m.end() and m.start() < b for a, b in code):
@@ -1787,7 +1788,7 @@ def slips(nb: Mapping[str, Any], kinds: Iterable[str] | None = None) -> Iterable
                     if new == m.group(0):
                         continue
                     edited = text[:m.start()] + new + text[m.end():]
-                    slipped = copy.deepcopy(cell)
+                    slipped = dict(cell, metadata=copy.deepcopy(cell.get("metadata", {})))
                     if template is None:
                         slipped["source"] = edited
                     else:

@@ -53,10 +53,15 @@ def chapters():
     return {p.stem: prose.slimmed(_load(p)) for p in CHAPTERS}
 
 
-def _sample(stem, nb):
+@pytest.fixture(scope="module")
+def all_slips(chapters):
+    return {stem: list(prose.slips(nb)) for stem, nb in chapters.items()}
+
+
+def _sample(stem, found):
     """Up to SAMPLE slips of each kind in the chapter, the same ones every run."""
     by_kind = collections.defaultdict(list)
-    for s in prose.slips(nb):
+    for s in found:
         by_kind[s.kind].append(s)
     if os.environ.get("LANES_ALL_SLIPS") == "1":
         return by_kind
@@ -65,20 +70,20 @@ def _sample(stem, nb):
 
 
 @pytest.mark.parametrize("stem", [p.stem for p in CHAPTERS])
-def test_every_kind_of_slip_fails_in_every_chapter(chapters, stem):
+def test_every_kind_of_slip_fails_in_every_chapter(chapters, all_slips, stem):
     nb = chapters[stem]
     recorded, tests = prose.load_ledger(stem), prose.claims_tests(stem)
     assert prose.check_ledger(nb, stem, recorded, tests) == []  # the slim copy passes before the slips
     escaped = []
-    for kind, found in _sample(stem, nb).items():
+    for kind, found in _sample(stem, all_slips[stem]).items():
         for s in found:
             if not prose.check_ledger(s.nb, stem, recorded, tests):
                 escaped.append(f"{kind} in cell {s.cell}: {s.before!r} -> {s.after!r}")
     assert escaped == []
 
 
-def test_the_slips_cover_every_kind_across_the_book(chapters):
-    kinds = {s.kind for nb in chapters.values() for s in prose.slips(nb)}
+def test_the_slips_cover_every_kind_across_the_book(all_slips):
+    kinds = {s.kind for found in all_slips.values() for s in found}
     assert kinds == set(prose.SLIP_KINDS)
 
 
@@ -193,3 +198,37 @@ def test_the_command_line_refuses_bad_arguments():
         r = subprocess.run([sys.executable, "scripts/prose_tools.py", *args], cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, (args, r.stderr)
+
+
+def _set_glued(nb, name, value):
+    """A copy of the slim chapter ``nb`` with the glued value ``name`` replaced."""
+    nb = copy.deepcopy(nb)
+    for out in nb["cells"][0]["outputs"]:
+        if out["metadata"]["scrapbook"]["name"] == name:
+            out["data"]["application/papermill.record/text/plain"] = repr(value)
+    return nb
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in CHAPTERS])
+def test_a_re_run_that_turns_a_fact_over_fails_in_every_chapter(chapters, stem):
+    """Values change, words stay: the order of two values a sentence shows swapped, in a
+    sample of the chapter's sentences, fails the ledger (the facts are recomputed)."""
+    nb = chapters[stem]
+    recorded, tests = prose.load_ledger(stem), prose.claims_tests(stem)
+    values = prose.glued_values(nb)
+    pairs = []
+    for entry in recorded:
+        for fact in entry["relations"]:
+            a, rel, b = fact.split(" ", 2)
+            if rel in "<>" and a in values and b in values and all(
+                    isinstance(values[n], (int, float)) and not isinstance(values[n], bool) for n in (a, b)):
+                pairs.append((a, b))
+    pairs = sorted(set(pairs))
+    assert pairs, "no sentence shows two values in order"
+    escaped = []
+    for a, b in random.Random(stem).sample(pairs, min(SAMPLE, len(pairs))):
+        turned = _set_glued(_set_glued(nb, a, values[b]), b, values[a])
+        problems = prose.check_ledger(turned, stem, recorded, tests)
+        if not any("turned over" in p for p in problems):
+            escaped.append(f"{a} <-> {b}")
+    assert escaped == []
