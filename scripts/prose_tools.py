@@ -1039,15 +1039,71 @@ def split_sentences(text: str) -> list[str]:
     return found
 
 
+def code_prose(source: str) -> list[tuple[int, int, str]]:
+    """The prose a code cell shows a reader: (start, end, text) of each comment and of each
+    string of two words or more (a figure's title, an axis label, a printed line).
+
+    Comments on consecutive lines are one block.  A cell that does not tokenize as
+    Python has none.
+    """
+    import io
+    import tokenize
+
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+
+    def at(row: int, col: int) -> int:
+        return starts[row - 1] + col
+
+    found: list[tuple[int, int, str]] = []
+    block: list[tuple[int, int, str, int]] = []  # (start, end, text, row)
+
+    def flush():
+        if block:
+            found.append((block[0][0], block[-1][1], " ".join(b[2] for b in block)))
+            block.clear()
+
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            text = tok.string.lstrip("#").strip()
+            if block and tok.start[0] != block[-1][3] + 1:
+                flush()
+            if text:
+                block.append((at(*tok.start), at(*tok.end), text, tok.start[0]))
+            continue
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            flush()
+        if tok.type == tokenize.STRING:
+            m = re.match(r"[rRbBuUfF]*('''|\"\"\"|'|\")", tok.string)
+            quote = m.group(1) if m else ""
+            body = tok.string[m.end():len(tok.string) - len(quote)] if m else tok.string
+            if len(re.findall(r"[A-Za-z]{2,}", body)) >= 2:
+                found.append((at(*tok.start), at(*tok.end), " ".join(body.split())))
+    flush()
+    return sorted(found)
+
+
 def sentences(nb: Mapping[str, Any]) -> list[Sentence]:
-    """Every sentence of every markdown cell of ``nb``: of its template where it has one."""
+    """Every sentence a reader of ``nb`` reads: of every markdown cell (of its template where
+    it has one), the prose of its code cells (:func:`code_prose`, marked ``[code]``) and
+    its figures' alt text (``[alt]``)."""
     found = []
     for i, cell in enumerate(nb.get("cells", [])):
-        if cell.get("cell_type") != "markdown":
-            continue
-        text = template_of(cell)
-        text = _source(cell) if text is None else text
-        found += [Sentence(i, str(cell.get("id", i)), s) for s in split_sentences(text)]
+        cid = str(cell.get("id", i))
+        if cell.get("cell_type") == "markdown":
+            text = template_of(cell)
+            text = _source(cell) if text is None else text
+            found += [Sentence(i, cid, s) for s in split_sentences(text)]
+        elif cell.get("cell_type") == "code":
+            found += [Sentence(i, cid, f"[code] {t}") for _, _, t in code_prose(_source(cell))]
+            alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+            if isinstance(alt, str) and alt.strip():
+                found += [Sentence(i, cid, f"[alt] {s}") for s in split_sentences(alt)]
     return found
 
 
@@ -1749,20 +1805,24 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
 
 
 def slimmed(nb: Mapping[str, Any]) -> dict:
-    """The chapter's glued values (one code cell of their outputs) and its markdown cells, in place."""
+    """The chapter without its outputs: its glued values (one code cell of their outputs,
+    first), then its cells, code cells with their source and metadata only."""
     outputs = [o for c in nb.get("cells", []) if c.get("cell_type") == "code" for o in c.get("outputs", [])
                if o.get("metadata", {}).get("scrapbook")]
     cells = [{"cell_type": "code", "metadata": {}, "source": "", "outputs": outputs}]
-    return {"cells": cells + [c for c in nb.get("cells", []) if c.get("cell_type") == "markdown"]}
+    for c in nb.get("cells", []):
+        cells.append(dict(c, outputs=[]) if c.get("cell_type") == "code" else c)
+    return {"cells": cells}
 
 
 def slips(nb: Mapping[str, Any], kinds: Iterable[str] | None = None) -> Iterable[Slip]:
     """Every slip of each kind (:data:`SLIP_KINDS`) at every place it applies in ``nb``'s markdown.
 
-    A slip is made in the cell's template when it has one (and the cell is
-    re-rendered from the chapter's values), in its text otherwise; formulas only
-    inside maths, the other kinds only outside it, never inside fenced code or a
-    link target.  Each yielded chapter is the slim one (:func:`slimmed`) with the
+    A slip is made in a markdown cell's template when it has one (and the cell is
+    re-rendered from the chapter's values), in its text otherwise, and in the
+    prose of a code cell (:func:`code_prose`: comments, titles, labels); formulas
+    only inside maths, the other kinds only outside it, never inside fenced code
+    or a link target.  Each yielded chapter is the slim one (:func:`slimmed`) with the
     one cell replaced.
     """
     import copy
@@ -1771,11 +1831,13 @@ def slips(nb: Mapping[str, Any], kinds: Iterable[str] | None = None) -> Iterable
     values = glued_values(base)
     kinds = list(SLIP_KINDS if kinds is None else kinds)
     for index, cell in enumerate(base["cells"]):
-        if cell.get("cell_type") != "markdown":
-            continue
-        template = template_of(cell)
+        is_code = cell.get("cell_type") == "code"
+        template = None if is_code else template_of(cell)
         text = _source(cell) if template is None else template
-        maths, code = _maths_spans(text), _code_spans(text)
+        if is_code:  # only its prose: comments and strings of words
+            maths, code, prose_spans = [], [], [(a, b) for a, b, _ in code_prose(text)]
+        else:
+            maths, code, prose_spans = _maths_spans(text), _code_spans(text), [(0, len(text))]
         for kind in kinds:
             for pattern, repl in SLIP_KINDS[kind]:
                 for m in pattern.finditer(text):
@@ -1783,6 +1845,8 @@ def slips(nb: Mapping[str, Any], kinds: Iterable[str] | None = None) -> Iterable
                     if (kind == "formula") != inside or any(a < m.end() and m.start() < b for a, b in code):
                         continue
                     if kind != "formula" and any(a < m.end() and m.start() < b for a, b in maths):
+                        continue
+                    if not any(a <= m.start() and m.end() <= b for a, b in prose_spans):
                         continue
                     new = _replacement(kind, m, repl)
                     if new == m.group(0):

@@ -110,8 +110,21 @@ def test_a_slip_in_a_template_is_re_rendered():
         "scrapbook": {"name": "x", "mime_prefix": ""}}, "data": {
         "application/papermill.record/text/plain": "0.3"}}]}
     (s,) = [s for s in prose.slips({"cells": [values, cell]}) if s.kind == "complement"]
-    assert prose.template_of(s.nb["cells"][1]) == "it costs {{x:.0%}} of the work"
-    assert s.nb["cells"][1]["source"] == "it costs 30% of the work"
+    assert prose.template_of(s.nb["cells"][s.cell]) == "it costs {{x:.0%}} of the work"
+    assert s.nb["cells"][s.cell]["source"] == "it costs 30% of the work"
+
+
+def test_a_slip_in_a_code_comment_or_a_figure_title_fails():
+    cell = {"cell_type": "code", "id": "k", "metadata": {}, "outputs": [], "source":
+            "# the gap widens with load\nax.set_title('p99 falls as R grows')\nx = 1  # slots"}
+    nb = {"cells": [cell]}
+    made = {(s.kind, s.before, s.after) for s in prose.slips(nb)}
+    assert {("trend", "widens", "narrows"), ("trend", "falls", "rises")} <= made
+    recorded = prose.ledger(nb, "99_x", {})
+    assert {e["text"] for e in recorded} == {"[code] the gap widens with load", "[code] p99 falls as R grows",
+                                             "[code] slots"}
+    for s in prose.slips(nb):
+        assert prose.check_ledger(s.nb, "99_x", recorded, {}), (s.before, s.after)
 
 
 class TestTheLedger:
