@@ -30,6 +30,14 @@ prose stands inside a phrase the chapter lists, so changing it fails.
 Predictions that predict (:func:`check_predictions`): no answer is visible
 before its reveal, in the book or in JupyterLab's folded preview line.
 
+Prose no slip can falsify unseen (:func:`ledger`, :func:`check_ledger`,
+:func:`record`): every sentence a reader reads, in markdown (templated or not),
+code comments, figure titles and alt text, recorded with the facts its words
+rest on, recomputed from the values; ``python scripts/prose_tools.py record
+--all`` re-verifies the prose checks and records again.  Formulas are evaluated
+(:func:`check_formulas`); :func:`slips` makes every kind of author's slip in a
+copy of a chapter, for the tests to show that each one fails.
+
 Standard library only.
 """
 
@@ -1768,7 +1776,6 @@ _UNIT_SWAP = {"second": "minute", "minute": "hour", "hour": "second", "s": "ms",
               "min": "h", "us": "ms", "µs": "ms", "seconds": "minutes", "minutes": "hours", "hours": "minutes",
               "milliseconds": "seconds", "GB": "MB", "MB": "GB", "GiB": "MiB", "TB": "GB", "GB/s": "MB/s",
               "TB/s": "GB/s"}
-_CARDINAL_LIST = sorted(_CARDINALS, key=lambda w: _CARDINALS[w])
 
 
 @dataclass(frozen=True)
@@ -1786,7 +1793,6 @@ def _replacement(kind: str, m: re.Match, repl: str) -> str:
     if repl == "<number-word>":
         w = m.group(1)
         v = _CARDINALS[w.lower()]
-        other = next(x for x in _CARDINAL_LIST if _CARDINALS[x] not in (v, 1) and _CARDINALS[x] != 100)
         other = "eight" if v != 8 else "sixteen"
         return other.capitalize() if w[0].isupper() else other
     if repl == "<per>":

@@ -199,6 +199,16 @@ class TestTheLedger:
         _, out = self.record(nb, tmp_path)
         assert "widens -> narrows" in out
 
+    def test_a_chapter_failing_its_prose_checks_is_not_recorded(self, tmp_path, monkeypatch):
+        nb = self.nb("The wait is $W = L / \\lambda$ here.")
+        (tmp_path / "notebooks").mkdir()
+        path = tmp_path / "notebooks" / "99_x.ipynb"
+        path.write_text(json.dumps(nb), encoding="utf-8")
+        out = io.StringIO()
+        assert prose.record([path], tmp_path / "ledger", out=out) == 1
+        assert "not recorded" in out.getvalue() and "not bound to a reference" in out.getvalue()
+        assert not (tmp_path / "ledger" / "99_x.json").exists()
+
     def test_the_claims_tests_of_a_value_are_recorded(self, tmp_path):
         nb = self.nb("R = {{r:d}} slots.", r=9)
         (entry,) = prose.ledger(nb, "99_x", {"r": ["test_claims_99.py::test_r"]})
