@@ -11,6 +11,7 @@ output (see ``check_predictions`` in ``scripts/prose_tools.py``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,92 @@ class TestTheCheckCanFail:
         assert "the answer n = '27.0'" in prose.check_predictions([("01_x", nb)])[0]
         nb["cells"][0]["source"] = "Earlier: 12.0% of arrivals evict."
         assert prose.check_predictions([("01_x", nb)]) == []
+
+
+# ---------------------------------------------------------------------------
+# The question in markdown, and what Run All does, said where a student reads it
+#
+# A question typed as a code comment is cut off on a phone and at 1280 px (a code
+# cell scrolls sideways), so each ``predict`` cell holds only the guess the student
+# edits, in short lines, and the markdown cell just before it asks the question
+# (``**Predict:** ...?``).  JupyterLab unfolds a folded output when its cell runs
+# (``lanes.display.savehook``), so *Run All* shows every answer: the how-to and
+# each chapter's first question say so.
+
+#: Chapters whose questions are still code comments (their owners move them; the
+#: lead removes an entry once its chapter passes).
+QUESTIONS_NOT_YET: dict[str, str] = {
+    stem: "the questions are still code comments in the predict cells (chapter rewritten elsewhere)"
+    for stem in ("02_why_priority_fails", "03_headroom", "04_preemption", "05_starvation_and_aging",
+                 "10_where_it_breaks", "12_real_traffic")
+}
+#: The widest line a predict cell may hold: what a 390 px phone shows of a code cell.
+GUESS_LINE = 48
+RUN_ALL = re.compile(r"\*?Run All\*?[^.]*\b(?:answer|reveal)\w*[^.]*\bunfold", re.I | re.S)
+
+
+def question_problems(nb: dict) -> list[str]:
+    """Predict cells whose question is not in the markdown cell before them, or whose
+    code is not a short guess; and a chapter whose first question does not say what
+    Run All does."""
+    cells, problems, first = nb["cells"], [], True
+    for i, cell in enumerate(cells):
+        if "predict" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        code = "".join(cell["source"])
+        before = cells[i - 1] if i else {"cell_type": "code", "source": ""}
+        asked = "".join(before["source"]) if before["cell_type"] == "markdown" else ""
+        if not (asked.lstrip().startswith("**Predict:**") and "?" in asked):
+            problems.append(f"predict cell {i}: the markdown cell before it must ask the question"
+                            " ('**Predict:** ...?')")
+        if re.search(r"^\s*#", code, re.M):
+            problems.append(f"predict cell {i}: the question is a code comment; move it to the markdown before")
+        wide = [line for line in code.splitlines() if len(line) > GUESS_LINE]
+        if wide:
+            problems.append(f"predict cell {i}: a line wider than {GUESS_LINE} characters: {wide[0]!r}")
+        if first and asked and not RUN_ALL.search(" ".join(asked.split())):
+            problems.append(f"predict cell {i}: the chapter's first question must say that Run All runs"
+                            " and unfolds every answer")
+        first = False
+    return problems
+
+
+def _qparam(path: Path):
+    marks = ([pytest.mark.xfail(reason=QUESTIONS_NOT_YET[path.stem], strict=True)]
+             if path.stem in QUESTIONS_NOT_YET else [])
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+@pytest.mark.parametrize("path", [_qparam(p) for p in CHAPTERS])
+def test_every_question_is_in_markdown_and_says_what_run_all_does(path):
+    assert question_problems(json.loads(path.read_text(encoding="utf-8"))) == []
+
+
+def test_the_how_to_says_what_run_all_does():
+    text = (ROOT / "book" / "how_to_use.md").read_text(encoding="utf-8")
+    predictions = text.split("## Predictions", 1)[1].split("\n## ", 1)[0]
+    assert RUN_ALL.search(" ".join(predictions.split())), "the Predictions section must say Run All unfolds the answers"
+    for para in text.split("\n\n"):
+        if "Run All" in para:
+            assert RUN_ALL.search(" ".join(para.split())), f"Run All suggested without its effect: {para[:120]!r}"
+
+
+class TestQuestionsCanFail:
+    @staticmethod
+    def nb(question="**Predict:** How many? *Run All* runs every answer cell too and unfolds it.",
+           code="my_guess = None"):
+        return {"cells": [{"cell_type": "markdown", "metadata": {}, "source": question},
+                          {"cell_type": "code", "metadata": {"tags": ["predict"]}, "source": code},
+                          {"cell_type": "code", "metadata": {"tags": ["hide-output"]}, "source": "print(my_guess)"}]}
+
+    def test_a_good_question_passes(self):
+        assert question_problems(self.nb()) == []
+
+    @pytest.mark.parametrize("broken, found", [
+        ({"code": "# Predict: how many?\nmy_guess = None"}, "code comment"),
+        ({"question": "Some text."}, "must ask the question"),
+        ({"question": "**Predict:** How many?"}, "Run All"),
+        ({"code": "my_guess_of_the_number_of_slots_busy_at_the_peak = None"}, "wider than"),
+    ])
+    def test_each_rule_fails(self, broken, found):
+        assert any(found in p for p in question_problems(self.nb(**broken)))

@@ -95,6 +95,7 @@ COUNT = "the comparison the count beside it counts (a flip is a false count)"
 Q = "a quantifier or position, not a comparison of values"
 PARADOX = "the inspection paradox, a fact about any random moment, not a comparison of the values shown"
 UNRENDERED = "typed; a claim about values with no computed comparison yet (to render)"
+QUESTION = "a parameter the prediction's question states (the setting asked about)"
 _OWNER = "typed; the chapter's owner renders it or keeps it (lead: remove once reviewed)"
 
 #: Phrases a chapter may type, each holding a number, a numbered policy or a
@@ -104,6 +105,7 @@ _OWNER = "typed; the chapter's owner renders it or keeps it (lead: remove once r
 #: word) breaks the phrase and fails.  Everything else is rendered from the values.
 PHRASES = {
     "01_slots_and_littles_law": {
+        "Type a fraction between 0 and 1": QUESTION,
         "at 6 per second": "an arrival rate the reader tries (a parameter)",
         "and {{pwait_6:.1%}} at 6,": "the same tried rate",
         "it drops as low as": "the hour's minimum, computed (a minimum never lies above the mean)",
@@ -219,6 +221,8 @@ PHRASES = {
         "than the best bounded FIFO": COUNT, "late answers, more so as the surge grows": UNRENDERED,
     },
     "07_batching": {
+        "a step with 16 sequences give (1,024 tokens of context each)": QUESTION,
+        "(64 requests, 16 slots, outputs of 16 to 512 tokens)": QUESTION,
         "a batch of 64 takes twice as long per step as a batch of 32": "batch sizes of the misconception",
         "HTTP 429": "HTTP status 429", "runs from 0 to {{long_wait_ms:.0f}}": "the swept wait range",
         "% longer and multiply": "the growth beside it is computed (positive)",
@@ -233,6 +237,8 @@ PHRASES = {
         "users feel. Below,": Q,
     },
     "08_chains_memory_and_throughput": {
+        "Batch 128 makes more tokens per second than batch 64": QUESTION,
+        "count as goodput under the 10 ms target": QUESTION,
         "Llama 3.1 8B": "a model name", "Llama 3.3 70B": "a model name",
         "as the load rises": "the premise of the example",
         "% more requests and the ceiling falls to":
@@ -247,6 +253,8 @@ PHRASES = {
         "GB/s, recomputing wins,": "below the break-even (its definition)",
     },
     "09_chains_latency_and_fairness": {
+        "(a fraction, e.g. 0.8)": QUESTION,
+        "see one token every ~10 ms": QUESTION,
         "caps the worst gap at": "the maximum, computed",
         "a long prompt that holds short ones up behind it": "head-of-line blocking: the queue's order",
         "shortest first, the short prompts": "the order's name (shortest job first)",
@@ -279,6 +287,9 @@ PHRASES = {
         "` the most batch work on": "the winner is computed; the count beside it counts its wins",
     },
     "11_measured_gpu": {
+        "decode step of 64 sequences with 2,048 tokens of context each": QUESTION,
+        "The batch-1 step at 2,048 tokens": QUESTION,
+        "How many 2,048-token decoders fit within the same 10 ms TPOT": QUESTION,
         "Llama 3.1 8B": "a model name", "about 20 minutes": "minutes the chapter takes to work",
         "MFU of 0.5": "the MFU the earlier chapters assumed (a stated input)",
         "at MFU 0.5": "the same stated input", "where MFU 0.5": "the same stated input",

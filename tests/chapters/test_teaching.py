@@ -1,9 +1,10 @@
 """The chapter conventions, enforced for every chapter notebook.
 
 Each chapter opens with learning objectives and says where on the system
-diagram it sits; asks at least two questions (``predict`` cells) before the
-cell that answers them (the next code cell, tagged ``hide-output`` so the book
-folds it, and printing the student's guess next to the answer); captions every
+diagram it sits; asks at least two questions (``predict`` cells, the question
+in the markdown cell before them: ``test_predictions.py``) before the cell that
+answers them (the next code cell, tagged ``hide-output`` so the book folds it,
+and printing the student's guess next to the answer); captions every
 figure with a ``**Figure.**`` paragraph right below the cell that draws it;
 and never speaks to students about material they do not have.
 """
@@ -66,7 +67,9 @@ class TestChapterConventions:
             cell = cs[i]
             assert cell["cell_type"] == "code", f"predict cell {i} must be a code cell"
             text = source(cell)
-            assert re.search(r"^\s*#", text, re.MULTILINE), f"predict cell {i} must ask its question as a comment"
+            asked = i > 0 and cs[i - 1]["cell_type"] == "markdown" and source(cs[i - 1]).lstrip().startswith(
+                "**Predict:**")  # the question in markdown (tests/chapters/test_predictions.py), or as a comment
+            assert asked or re.search(r"^\s*#", text, re.MULTILINE), f"predict cell {i} asks no question"
             guess = re.search(r"^(\w+)\s*=", text, re.MULTILINE)
             assert guess, f"predict cell {i} must hold an assignment the student edits (my_guess = None)"
             assert i + 1 < len(cs), f"predict cell {i} is the last cell: its reveal is missing"
