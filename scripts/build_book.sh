@@ -87,6 +87,11 @@ if [[ $status -ne 0 ]]; then
     exit "$status"
 fi
 
+# 3. The live explorers' files (book/_ext/lanes_live.py): Pyodide from npm (pinned version
+#    and sha512, cached in _build/cache; npm is needed the first time) and a wheel of this
+#    checkout, as scripts in _build/html/_static/lanes-live.
+"$PYTHON" book/_ext/lanes_live.py assets _build/html/_static/lanes-live
+
 echo
 echo "The book is built. Open it in a browser:"
 echo "  file://$(pwd)/_build/html/index.html"
