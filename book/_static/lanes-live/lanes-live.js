@@ -22,7 +22,8 @@
       store[name] = b64;
       if (waiting[name]) { waiting[name](); }
     },
-    timings: {}
+    timings: {},
+    runs: 0    // settings the worker has run (a superseded one is never sent)
   };
 
   function loadFile(name) {
@@ -140,6 +141,7 @@
   function onWorker(ev) {
     var m = ev.data, box = boxes[m.id];
     busy = false;
+    window.lanesLive.runs += 1;
     if (m.type === "error") {
       showError(box, "Python stopped with an error: " + m.message);
     } else if (!pending[m.id]) {
