@@ -10,7 +10,8 @@ Two halves, one file:
   (written by the notebook's explorer); a notebook saved before explorers carried
   it names the explorer by its title, and the page makes it with its default arguments.
 * **Assets** (``python book/_ext/lanes_live.py assets OUT``, run by ``scripts/build_book.sh``
-  after the build): Pyodide from npm's ``pyodide`` package, fetched with ``npm pack`` into
+  after the build; without npm and no cached package it says so and writes nothing, and the
+  boxes tell the reader this copy has no Python): Pyodide from npm's ``pyodide`` package, fetched with ``npm pack`` into
   ``_build/cache`` and checked against the pinned sha512 (:data:`PYODIDE_INTEGRITY`), plus a
   wheel of this checkout, written to ``OUT`` (``_build/html/_static/lanes-live``) as
   scripts that hold each file's bytes in base64.  Scripts, not files to fetch: a page
@@ -105,13 +106,16 @@ def sri_sha512(data: bytes) -> str:
     return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
 
 
-def pyodide_tarball(cache: pathlib.Path) -> pathlib.Path:
-    """npm's pyodide package in ``cache``, fetched with ``npm pack`` when missing, checked against the pin."""
+def pyodide_tarball(cache: pathlib.Path) -> pathlib.Path | None:
+    """npm's pyodide package in ``cache``, fetched with ``npm pack`` when missing, checked against the pin.
+
+    None when it is missing and there is no npm to fetch it.
+    """
     tgz = cache / f"pyodide-{PYODIDE_VERSION}.tgz"
     if not tgz.is_file():
         npm = shutil.which("npm")
         if npm is None:
-            sys.exit("lanes_live: npm is needed once to fetch Pyodide (Debian: apt-get install -y npm)")
+            return None
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run([npm, "pack", "--silent", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", str(cache)],
                        check=True, stdout=subprocess.DEVNULL)
@@ -141,7 +145,10 @@ def write_assets(out: pathlib.Path, cache: pathlib.Path) -> list[str]:
     stamp = out / "pyodide.version"
     names = []
     if not (stamp.is_file() and stamp.read_text() == PYODIDE_INTEGRITY and all((out / f"{f}.js").is_file() for f in PYODIDE_FILES)):
-        with tarfile.open(pyodide_tarball(cache)) as tar:
+        tgz = pyodide_tarball(cache)
+        if tgz is None:
+            return []
+        with tarfile.open(tgz) as tar:
             for f in PYODIDE_FILES:
                 (out / f"{f}.js").write_text(as_script(f, tar.extractfile(f"package/{f}").read()), encoding="ascii")
         stamp.write_text(PYODIDE_INTEGRITY)
@@ -164,5 +171,9 @@ if __name__ == "__main__":
         sys.exit(2)
     out = pathlib.Path(sys.argv[2])
     written = write_assets(out, ROOT / "_build" / "cache")
+    if not written:
+        print(f"[live] npm is missing, so Pyodide {PYODIDE_VERSION} cannot be fetched: this build's explorers say so when pressed "
+              "(install npm, Debian: apt-get install -y npm, and build again)")
+        sys.exit(0)
     size = sum((out / n).stat().st_size for n in written)
     print(f"[live] Pyodide {PYODIDE_VERSION} and the lanes wheel in {out} ({len(written)} scripts, {size / 1e6:.1f} MB)")

@@ -42,6 +42,8 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background
 STEP_MS = 180_000
 PHONE = {"width": 390, "height": 844}
 HTTP_PAGE = "notebooks/03_headroom.html"
+#: Tabs open at once in the phone visit.
+TABS = 4
 
 
 @pytest.fixture(scope="module")
@@ -196,20 +198,29 @@ def test_the_pages_with_explorers_are_the_chapters_with_explorers(live_site):
 
 def test_every_explorer_runs_from_disk_on_a_phone(live_site, browser):
     problems = []
-    for page in live_pages(live_site):
-        visit = Visit(browser, (live_site / page).as_uri(), ("file:", "blob:null/"), viewport=PHONE)
+    pages = live_pages(live_site)
+    # A few tabs at a time: each starts Python as soon as it is open (the starts run in the tabs'
+    # workers, side by side), then its explorers are moved one by one.
+    for start in range(0, len(pages), TABS):
+        visits = []
         try:
-            for i in range(visit.boxes().count()):
-                exercise(visit, i)
-            wide = visit.page.evaluate(
-                "() => [document.documentElement.scrollWidth, Math.max(0, ...[...document.querySelectorAll('.lanes-live-figure svg')]"
-                ".map(s => s.getBoundingClientRect().right))]"
-            )
-            if wide[0] > PHONE["width"] + 1 or wide[1] > PHONE["width"] + 1:
-                problems.append(f"{page}: wider than the phone's {PHONE['width']} px (page {wide[0]}, figure right edge {wide[1]:.0f})")
-            problems += [f"{page}: request to {u}" for u in visit.foreign] + [f"{page}: {e}" for e in visit.errors]
+            for page in pages[start:start + TABS]:
+                visit = Visit(browser, (live_site / page).as_uri(), ("file:", "blob:null/"), viewport=PHONE)
+                visits.append((page, visit))
+                visit.boxes().nth(0).locator(".lanes-live-start").click()
+            for page, visit in visits:
+                for i in range(visit.boxes().count()):
+                    exercise(visit, i)
+                wide = visit.page.evaluate(
+                    "() => [document.documentElement.scrollWidth, Math.max(0, ...[...document.querySelectorAll('.lanes-live-figure svg')]"
+                    ".map(s => s.getBoundingClientRect().right))]"
+                )
+                if wide[0] > PHONE["width"] + 1 or wide[1] > PHONE["width"] + 1:
+                    problems.append(f"{page}: wider than the phone's {PHONE['width']} px (page {wide[0]}, figure right edge {wide[1]:.0f})")
+                problems += [f"{page}: request to {u}" for u in visit.foreign] + [f"{page}: {e}" for e in visit.errors]
         finally:
-            visit.close()
+            for _, visit in visits:
+                visit.close()
     assert not problems, "\n".join(problems)
 
 
@@ -245,3 +256,66 @@ def test_without_webassembly_the_reader_is_told_and_nothing_loads(site_url, brow
         assert not visit.errors, visit.errors
     finally:
         visit.close()
+
+
+# --- the page half of book/_ext/lanes_live.py, without a browser ------------------------------------
+
+
+def _extension():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lanes_live", ROOT / "book" / "_ext" / "lanes_live.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class TestPages:
+    def fallback(self, explorer_box) -> str:
+        return explorer_box._repr_mimebundle_()["text/html"]
+
+    def test_a_saved_call_is_the_call_the_page_runs(self):
+        from lanes.display.pool import widgets
+
+        sc = lanes_scenario(hours=2)
+        html_out = self.fallback(widgets.starvation_explorer(sc, deadline_s=3600))
+        body, count = _extension().add_live_boxes(f"<div>{html_out}</div>")
+        assert count == 1
+        call = body.split('<div class="lanes-live" data-lanes-explorer="')[1].split('"')[0]
+        import html as _html
+
+        call = _html.unescape(call)
+        assert call == explorers.starvation(sc, deadline_s=3600).call
+        assert explorers.from_call(call).view().rows == explorers.starvation(sc, deadline_s=3600).view().rows
+
+    def test_a_fallback_saved_without_its_call_is_found_by_its_title(self):
+        text = ("<p class=\"lanes-explorer-fallback\"><em>Interactive explorer: run this cell in JupyterLab (or on Binder or Colab) "
+                "to use its controls (Tenant cost: change tenant B&#x27;s requests and the output weight). The static figure and "
+                "table beside it show the default settings.</em></p>")
+        body, count = _extension().add_live_boxes(text)
+        assert count == 1 and body.startswith(text)
+        assert 'data-lanes-explorer="{&quot;args&quot;:[],&quot;explorer&quot;:&quot;tenant&quot;' in body
+
+    def test_an_unknown_explorer_stops_the_build(self):
+        text = '<p class="lanes-explorer-fallback"><em>Interactive explorer: ... its controls (No such thing). The static figure</em></p>'
+        with pytest.raises(ValueError, match="names no known explorer"):
+            _extension().add_live_boxes(text)
+
+    def test_the_files_travel_as_scripts_of_their_bytes(self):
+        import base64
+
+        data = bytes(range(256)) * 3
+        script = _extension().as_script("lanes.whl", data)
+        assert script.startswith('lanesLive.put("lanes.whl","')
+        assert base64.b64decode(script.split(',"')[1].split('"')[0]) == data
+
+    def test_the_pin_is_a_sha512_integrity(self):
+        ext = _extension()
+        assert ext.sri_sha512(b"") == "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
+        assert ext.PYODIDE_INTEGRITY.startswith("sha512-") and len(ext.PYODIDE_INTEGRITY) == 95
+
+
+def lanes_scenario(**kwargs):
+    import lanes
+
+    return lanes.Scenario(**kwargs)

@@ -32,7 +32,7 @@
       waiting[name] = resolve;
       var s = document.createElement("script");
       s.src = BASE + name + ".js";
-      s.onerror = function () { reject(new Error("could not load " + name + " from this copy of the book")); };
+      s.onerror = function () { reject(new Error("this copy of the book has no " + name + " (it was built without the live files: npm was missing)")); };
       document.head.appendChild(s);
     });
   }
@@ -55,8 +55,10 @@
       return Promise.resolve(new Response(mem[name], {status: 200, headers: {"Content-Type": type}}));
     };
     async function start(files) {
-      var t0 = performance.now();
+      var t0 = performance.now(), phases = {};
+      function mark(what) { phases[what] = Math.round(performance.now() - t0); }
       for (var name in files) { mem[name] = bytes(files[name]); }
+      mark("decoded");
       // A classic worker evaluates Pyodide's classic build (pyodide.js) and its Emscripten module
       // (an ES module, made a classic script here): a page opened from disk may not load modules.
       // pyodide.js refuses a classic worker (it would import the module); the module is handed to
@@ -66,23 +68,26 @@
       var asm = text(mem["pyodide.asm.mjs"]).split("import.meta.url").join(JSON.stringify(INDEX + "pyodide.asm.mjs"))
         .replace("export default _createPyodideModule;", "self.lanesCreatePyodideModule=_createPyodideModule;");
       (0, eval)(asm);
+      mark("evaluated");
       py = await self.loadPyodide({
         indexURL: INDEX,
         createPyodideModule: self.lanesCreatePyodideModule,
         lockFileContents: text(mem["pyodide-lock.json"]),
         stdout: function () {}, stderr: function (m) { console.warn(m); }
       });
+      mark("pyodide");
       py.unpackArchive(mem["lanes.whl"], "wheel");
       py.runPython("import lanes.display.explorers as _lanes_explorers");
+      mark("imported");
       self.renderJson = py.globals.get("_lanes_explorers").render_json;
-      return {ms: performance.now() - t0, python: py.runPython("import sys; sys.version.split()[0]")};
+      return {ms: performance.now() - t0, phases: phases, python: py.runPython("import sys; sys.version.split()[0]")};
     }
     self.onmessage = async function (ev) {
       var m = ev.data;
       try {
         if (m.type === "init") {
           var info = await start(m.files);
-          self.postMessage({type: "ready", ms: info.ms, python: info.python});
+          self.postMessage({type: "ready", ms: info.ms, phases: info.phases, python: info.python});
         } else if (m.type === "render") {
           var t = performance.now();
           var out = JSON.parse(self.renderJson(m.call, JSON.stringify(m.values), m.width));
@@ -102,6 +107,7 @@
     if (ready) { return ready; }
     var t0 = performance.now();
     ready = Promise.all(FILES.map(loadFile)).then(function () {
+      window.lanesLive.timings.scripts_ms = performance.now() - t0;
       var files = {};
       FILES.forEach(function (f) { files[f] = store[f]; delete store[f]; });
       var src = "(" + workerMain.toString() + ")();";
@@ -112,6 +118,7 @@
           if (m.type === "ready") {
             window.lanesLive.timings.ready_ms = performance.now() - t0;
             window.lanesLive.timings.python = m.python;
+            window.lanesLive.timings.worker_ms = m.phases;
             worker.onmessage = onWorker;
             resolve();
           } else if (m.type === "error") {
