@@ -123,8 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     pages = args.pages or sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html") if 'class="lanes-live"' in p.read_text())
     base = HTML.as_uri() + "/"
     if args.http:
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(HTML))
-        handler.log_message = lambda *a: None
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002 - signature is http.server's
+                pass
+
+        handler = functools.partial(Quiet, directory=str(HTML))
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.server_address[1]}/"
