@@ -17,7 +17,8 @@
 #    jsonschema's IRI grammars (rfc3987_syntax: about 2.4 s of CPU at import,
 #    for "iri" string formats that neither the book's config schema nor
 #    nbformat's uses; scripts/grade.py does the same). tests/conftest.py builds
-#    the book for the tests with this script.
+#    the book for the tests with this script. book/_ext/lanes_live.py adds a live
+#    box after every explorer (step 3 writes the files it runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -86,6 +87,19 @@ if [[ $status -ne 0 ]]; then
     tail -n 40 _build/build_book.log >&2
     exit "$status"
 fi
+
+# 3. The live explorers' files (book/_ext/lanes_live.py): Pyodide from npm (pinned version
+#    and sha512, cached in _build/cache; npm is needed the first time: installed through apt
+#    when this runs as root, otherwise the book is built without them and says so) and a
+#    wheel of this checkout, as scripts in _build/html/_static/lanes-live.
+if ! command -v npm >/dev/null 2>&1 && ! compgen -G "_build/cache/pyodide-*.tgz" >/dev/null; then
+    if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "[live] installing Debian's npm, to fetch Pyodide once ..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q && apt-get install -y -q --no-install-recommends npm
+    fi
+fi
+"$PYTHON" book/_ext/lanes_live.py assets _build/html/_static/lanes-live
 
 echo
 echo "The book is built. Open it in a browser:"

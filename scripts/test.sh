@@ -12,7 +12,8 @@
 #   starts with pip 23.0.1);
 # - Debian's Chromium for the browser test: through apt when run as root,
 #   otherwise it stops with one message naming the package to install;
-# - Debian's bubblewrap (bwrap), the grading box, the same way.
+# - Debian's bubblewrap (bwrap), the grading box, the same way;
+# - Debian's npm (it fetches Pyodide for the live book), through apt as root, else a note.
 # Then it runs `python -m pytest`, in parallel over the CPU cores (pytest-xdist,
 # one worker per core plus one;
 # LANES_TEST_WORKERS=0 runs it in one process, LANES_TEST_WORKERS=N in N), and
@@ -46,6 +47,19 @@ if [[ ! -x "$CHROMIUM" ]]; then
         echo "test.sh: install Debian's package 'chromium' (sudo apt-get install -y chromium)," >&2
         echo "test.sh: or point LANES_CHROMIUM at another Chromium binary, then run again." >&2
         exit 3
+    fi
+fi
+
+# npm fetches Pyodide for the live book once (scripts/build_book.sh; tests/site/test_live.py
+# skips, saying so, without it).
+if ! command -v npm >/dev/null 2>&1; then
+    if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing Debian's npm for the live book ..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends npm
+    else
+        echo "test.sh: npm is missing: the live book's browser test will skip (sudo apt-get install -y npm)." >&2
     fi
 fi
 

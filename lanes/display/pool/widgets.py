@@ -1,6 +1,8 @@
 """ipywidgets explorers for the slot-pool chapters.
 
-Each explorer is built by :func:`explorer_box` (an ``ipywidgets.VBox``): a row of
+The explorers are defined once in :mod:`lanes.display.explorers` (controls, model call,
+charts); :func:`lab` gives a definition its JupyterLab form, and the web book runs the
+same definition in the reader's browser.  Each explorer is built by :func:`explorer_box` (an ``ipywidgets.VBox``): a row of
 controls above a figure (an ``Image`` widget holding a PNG) and a small table
 (an ``HTML`` widget).  Sliders use ``continuous_update=False``, so a
 simulation runs once when a slider is released, not on every pixel of the
@@ -20,10 +22,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from lanes.pool.littles import busy_slots, poisson_tail
-from lanes.pool.policies import DEFAULT_POLICIES
 from lanes.pool.scenario import Scenario
-from lanes.pool.engine import simulate
 
 __all__ = [
     "FALLBACK_PREFIX",
@@ -31,25 +30,15 @@ __all__ = [
     "explorer_box",
     "fallback_text",
     "headroom_explorer",
+    "lab",
     "littles_explorer",
     "policy_explorer",
     "preemption_explorer",
     "starvation_explorer",
 ]
 
-#: Batch job durations offered by the explorers (label -> inclusive range, s).
-BATCH_DURATIONS: dict[str, tuple[int, int]] = {
-    "60-180 s (mean 120 s)": (60, 180),
-    "30-90 s (mean 60 s)": (30, 90),
-    "15-45 s (mean 30 s)": (15, 45),
-}
-
-#: Aging thresholds offered by the starvation explorer (label -> seconds or None).
-AGING_CHOICES: dict[str, int | None] = {"off": None, "30 min": 1800, "1 h": 3600, "2 h": 7200}
-
-#: Scheduling clocks offered by the explorers (label -> ``Scenario.tick_s``, seconds; 0: event-driven).
-CLOCKS: dict[str, float] = {"1 s (the anchor)": 1, "0.1 s": 0.1, "0.02 s (an engine step)": 0.02, "event-driven": 0}
-
+from lanes.display import explorers as _ex
+from lanes.display.explorers import AGING_CHOICES, BATCH_DURATIONS, CLOCKS  # noqa: F401 - the controls' choices, named here too
 
 def _png(fig: Any) -> bytes:
     buf = io.BytesIO()
@@ -70,19 +59,6 @@ def _table_html(rows: dict[str, Any]) -> str:
     import pandas as pd
 
     return pd.Series(rows, name="value").to_frame().to_html(border=0)
-
-
-def _summary(r: Any) -> dict[str, Any]:
-    peak = r.window(r.scenario.ticks // 2 - 1800, r.scenario.ticks // 2 + 1800)
-    return {
-        "interactive p50 wait (s)": r.p50_s,
-        "interactive p99 wait (s)": r.p99_s,
-        "p99 wait in the peak hour (s)": peak["p99"],
-        "waiting > 2 s": f"{r.late_fraction:.1%}",
-        "batch jobs done": f"{r.batch_done:,}",
-        "evictions": f"{r.preempted:,}",
-        "slot use": f"{r.util:.0%}",
-    }
 
 
 #: First words of the text an explorer shows where no widget can be drawn.
@@ -121,12 +97,14 @@ def _explorer_class() -> type:
         """
 
         explorer_title = ""
+        explorer_call = ""  # the explorer's call (lanes.display.explorers.encode_call): the book runs it live
 
         def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
             bundle = super()._repr_mimebundle_(**kwargs) or {}
             text = fallback_text(self.explorer_title)
             bundle["text/plain"] = text
-            bundle["text/html"] = f'<p class="lanes-explorer-fallback"><em>{html.escape(text)}</em></p>'
+            call = f' data-lanes-explorer="{html.escape(self.explorer_call)}"' if self.explorer_call else ""
+            bundle["text/html"] = f'<p class="lanes-explorer-fallback"{call}><em>{html.escape(text)}</em></p>'
             return bundle
 
     return Explorer
@@ -193,163 +171,62 @@ def dropdown(description: str, options: Any, value: Any) -> Any:
     return w.Dropdown(options=options, value=value, description=description, style={"description_width": "initial"})
 
 
-def clock(sc: Scenario) -> Any:
-    """A dropdown of :data:`CLOCKS`, set to the scenario's own clock (added to the choices if it is not one)."""
-    options = dict(CLOCKS)
-    if sc.tick_s not in options.values():
-        options[f"{sc.tick_s:g} s"] = sc.tick_s
-    return dropdown("clock", list(options.items()), sc.tick_s)
+def lab(explorer: "_ex.Explorer") -> Any:
+    """The JupyterLab form of ``explorer`` (:mod:`lanes.display.explorers`): ipywidgets controls, a matplotlib figure.
 
-
-def littles_explorer(hold_s: float = 8.0) -> Any:
-    """Little's law and Poisson bursts: move the peak rate and the slot time.
-
-    Controls: ``peak_rate`` (requests/s at the peak, in tenths shown as a float
-    slider), ``hold_s`` (mean interactive slot time, s).  The figure shows the
-    simulated busy interactive slots against Little's law; the table gives
-    L at the peak and the chance of a burst 10 slots above it.
+    Its controls are the definition's; each change calls ``explorer.view`` and draws its charts
+    with :func:`lanes.display.explorers.to_matplotlib`, the same charts the web book draws as SVG.
     """
     import ipywidgets as w
 
-    from .plots import plot_littles_law
+    controls: dict[str, Any] = {}
+    for c in explorer.controls:
+        if c.kind == "int":
+            controls[c.name] = slider(c.label, c.value, int(c.lo), int(c.hi), int(c.step))
+        elif c.kind == "float":
+            controls[c.name] = w.FloatSlider(
+                value=c.value, min=c.lo, max=c.hi, step=c.step, description=c.label, continuous_update=False,
+                style={"description_width": "initial"},
+            )
+        elif c.kind == "choice":
+            controls[c.name] = dropdown(c.label, list(c.options), c.value)
+        else:
+            controls[c.name] = w.Checkbox(value=c.value, description=c.label)
 
-    controls = {
-        "peak_rate": w.FloatSlider(
-            value=5.0, min=2.0, max=7.0, step=0.5, description="peak rate (req/s)", continuous_update=False,
-            style={"description_width": "initial"},
-        ),
-        "hold_s": slider("mean slot time (s)", int(hold_s), 4, 16, 2),
-        "tick_s": clock(Scenario()),
-    }
+    def render(**values: Any) -> tuple[Any, dict[str, Any]]:
+        view = explorer.view(**values)
+        n = len(view.charts)
+        fig, axes = figure_axes(n, (8 if n == 1 else 10, 3.2))
+        for chart, ax in zip(view.charts, axes):
+            _ex.to_matplotlib(chart, ax)
+        return fig, dict(view.rows)
 
-    def render(peak_rate: float, hold_s: int, tick_s: float) -> tuple[Any, dict[str, Any]]:
-        sc = Scenario(peak_rate=peak_rate, inter_service_s=(hold_s // 2, hold_s + hold_s // 2), backlog=0, tick_s=tick_s)
-        r = simulate(sc, "priority")
-        fig, (ax,) = figure_axes()
-        plot_littles_law(r, ax)
-        peak_l = busy_slots(peak_rate, hold_s)
-        burst = int(peak_l) + 10
-        rows = {
-            "L at the peak (slots)": f"{peak_l:g}",
-            "simulated mean busy (slots)": f"{r.day.mean_busy_interactive:.1f}",
-            "Little's law mean (slots)": f"{busy_slots(sum(_rates(sc)) / sc.ticks, hold_s):.1f}",
-            f"P(busy >= {burst}) at the peak": f"{poisson_tail(peak_l, burst):.1%}",
-            "interactive p99 wait (s)": r.p99_s,
-        }
-        return fig, rows
-
-    return explorer_box(controls, render, "Little's law: change the peak rate or the slot time")
+    box = explorer_box(controls, render, explorer.title)
+    box.explorer_call = explorer.call
+    return box
 
 
-def _rates(sc: Scenario) -> list[float]:
-    from lanes.pool.littles import rate_curve
-
-    return rate_curve(sc)
+def littles_explorer(hold_s: float = 8.0) -> Any:
+    """Little's law and Poisson bursts (:func:`lanes.display.explorers.littles`) in JupyterLab."""
+    return lab(_ex.littles(hold_s))
 
 
 def policy_explorer(scenario: Scenario | None = None) -> Any:
-    """Pick a policy of the anchor table and see slot occupancy and waits over the day.
-
-    Controls: ``policy`` (one of :data:`lanes.DEFAULT_POLICIES`), ``tick_s`` (the clock).
-    """
-    from .plots import plot_occupancy, plot_waits_over_day
-
-    sc = Scenario() if scenario is None else scenario
-    controls = {"policy": dropdown("policy", list(DEFAULT_POLICIES), "priority"), "tick_s": clock(sc)}
-
-    def render(policy: str, tick_s: float) -> tuple[Any, dict[str, Any]]:
-        r = simulate(sc.with_(tick_s=tick_s), policy)
-        fig, (a0, a1) = figure_axes(2, (10, 3.2))
-        plot_occupancy(r, a0)
-        plot_waits_over_day([r], a1, log=policy == "fifo")
-        return fig, _summary(r)
-
-    return explorer_box(controls, render, "Strict priority against fifo: pick a policy")
+    """Pick a policy of the anchor table (:func:`lanes.display.explorers.policy`) in JupyterLab."""
+    return lab(_ex.policy(scenario))
 
 
 def headroom_explorer(scenario: Scenario | None = None) -> Any:
-    """Move the headroom R and the batch job duration.
-
-    Controls: ``reserve`` (slots kept free of batch), ``batch`` (batch job
-    duration range), ``tick_s`` (the clock).  The backlog grows as jobs shrink, so the batch work
-    offered stays the same (chunking, not less work).
-    """
-    from .plots import plot_occupancy
-
-    sc = Scenario() if scenario is None else scenario
-    work = sc.backlog * sum(sc.batch_service_s) / 2
-    controls = {
-        "reserve": slider("headroom R (slots)", 8, 0, 32),
-        "batch": dropdown("batch job length", list(BATCH_DURATIONS), next(iter(BATCH_DURATIONS))),
-        "tick_s": clock(sc),
-    }
-
-    def render(reserve: int, batch: str, tick_s: float) -> tuple[Any, dict[str, Any]]:
-        rng = BATCH_DURATIONS[batch]
-        chunked = sc.with_(batch_service_s=rng, backlog=round(work / (sum(rng) / 2)), tick_s=tick_s)
-        r = simulate(chunked, f"reserve:{reserve}")
-        fig, (ax,) = figure_axes()
-        plot_occupancy(r, ax)
-        rows = _summary(r)
-        rows["batch slot-hours"] = f"{sum(r.day.busy_batch) / 3600:,.0f}"
-        return fig, rows
-
-    return explorer_box(controls, render, "Headroom: keep R slots free of batch")
+    """Move the headroom R and the batch job length (:func:`lanes.display.explorers.headroom`) in JupyterLab."""
+    return lab(_ex.headroom(scenario))
 
 
 def preemption_explorer(scenario: Scenario | None = None) -> Any:
-    """Preemption knobs: eviction cost, headroom, victim order and minimum run time.
-
-    Controls: ``preempt_cost_s`` (seconds of work redone per eviction),
-    ``reserve`` (0 = pure preemption, otherwise ``hybrid:R``), ``victim``,
-    ``min_run_s``, ``tick_s`` (the clock).
-    """
-    from .plots import plot_occupancy
-
-    sc = Scenario() if scenario is None else scenario
-    controls = {
-        "preempt_cost_s": slider("eviction cost (s)", sc.preempt_cost_s, 0, 120, 5),
-        "reserve": slider("headroom R (slots)", 0, 0, 24),
-        "victim": dropdown("victim", ["youngest", "most_remaining"], "youngest"),
-        "min_run_s": slider("minimum run (s)", 0, 0, 120, 10),
-        "tick_s": clock(sc),
-    }
-
-    def render(preempt_cost_s: int, reserve: int, victim: str, min_run_s: int, tick_s: float) -> tuple[Any, dict[str, Any]]:
-        policy = f"hybrid:{reserve}" if reserve else "preempt"
-        r = simulate(sc.with_(preempt_cost_s=preempt_cost_s, tick_s=tick_s), policy, victim=victim, min_run_s=min_run_s)
-        fig, (ax,) = figure_axes()
-        plot_occupancy(r, ax, title=f"{r.spec}, eviction cost {preempt_cost_s} s")
-        return fig, _summary(r)
-
-    return explorer_box(controls, render, "Preemption: what does each eviction cost?")
+    """Preemption knobs (:func:`lanes.display.explorers.preemption`) in JupyterLab."""
+    return lab(_ex.preemption(scenario))
 
 
 def starvation_explorer(scenario: Scenario | None = None, deadline_s: int = 4 * 3600) -> Any:
-    """Batch floor and aging: batch completion against a deadline next to interactive latency.
+    """Batch floor and aging (:func:`lanes.display.explorers.starvation`) in JupyterLab."""
+    return lab(_ex.starvation(scenario, deadline_s=deadline_s))
 
-    Controls: ``policy`` (``preempt`` or ``hybrid:8``), ``floor`` (slots batch
-    keeps), ``aging`` (a waiting time after which a batch job is never evicted), ``tick_s`` (the clock).
-    The run without floor or aging is kept per policy and clock, so moving the floor runs one simulation.
-    """
-    from .plots import plot_batch_progress
-
-    sc = Scenario() if scenario is None else scenario
-    controls = {
-        "policy": dropdown("policy", ["preempt", "hybrid:8"], "preempt"),
-        "floor": slider("batch floor (slots)", 0, 0, 32, 4),
-        "aging": dropdown("aging", list(AGING_CHOICES), "off"),
-        "tick_s": clock(sc),
-    }
-    plain = functools.lru_cache(maxsize=8)(lambda policy, tick_s: simulate(sc.with_(tick_s=tick_s), policy))
-
-    def render(policy: str, floor: int, aging: str, tick_s: float) -> tuple[Any, dict[str, Any]]:
-        base = plain(policy, tick_s)
-        r = simulate(sc.with_(tick_s=tick_s), policy, floor=floor, aging_s=AGING_CHOICES[aging])
-        fig, (ax,) = figure_axes()
-        plot_batch_progress([base, r], ax, deadline_s=deadline_s, labels=[f"{policy}", f"{policy}, floor {floor}, aging {aging}"])
-        rows = _summary(r)
-        rows[f"batch done by {deadline_s / 3600:g} h"] = f"{r.day.batch_done_by(deadline_s):,}"
-        return fig, rows
-
-    return explorer_box(controls, render, "Starvation: give batch a floor or let it age")
