@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _checks
 from . import svg
 from .svg import Band, Bars, Chart, Line, Rule
 
@@ -182,6 +183,8 @@ def decode(data: Any) -> Any:
 
 def encode_call(name: str, args: tuple, kwargs: dict[str, Any]) -> str:
     """The JSON text of a call of explorer ``name`` (a key of :data:`EXPLORERS`)."""
+    args = _checks.sequence("args", args, what="arguments")
+    kwargs = _checks.instance("kwargs", kwargs, dict)
     return json.dumps({"explorer": name, "args": [encode(a) for a in args], "kwargs": {k: encode(v) for k, v in kwargs.items()}},
                       sort_keys=True, separators=(",", ":"))
 
@@ -197,7 +200,11 @@ def from_call(call: str) -> Explorer:
 
 def render_json(call: str, values: str, width: int = 640) -> str:
     """What the book's worker asks for: the view of ``call`` at ``values`` (JSON), as JSON ``{"svg", "rows"}``."""
-    v = from_call(call).view(**json.loads(values))
+    call, values = _checks.text("call", call), _checks.text("values", values)
+    values = json.loads(values)
+    if not isinstance(values, dict):
+        raise ValueError(f"values must be a JSON object of control values (got {_checks.show(values)})")
+    v = from_call(call).view(**values)
     return json.dumps({"svg": [svg.render(c, width=width) for c in v.charts], "rows": [list(r) for r in v.rows]})
 
 
@@ -261,7 +268,7 @@ def _occupancy(r: Any, title: str | None = None, bin_s: int = 60) -> Chart:
             Band(x, tuple(top), tuple(max(t, float(slots)) for t in top), "free", COLORS["free"]),
             Rule(slots, "y", f"{slots} slots"),
         ),
-        title=r.policy.label if title is None else title, xlabel="time (h)", ylabel="busy slots",
+        title=r.spec if title is None else title, xlabel="time (h)", ylabel="busy slots",
         xlim=(0, r.scenario.ticks / 3600), ylim=(0, slots * 1.08),
     )
 
@@ -342,7 +349,7 @@ def policy(scenario: Any = None) -> Explorer:
                 x.append((i * bin_s + bin_s / 2) / 3600)
                 y.append(percentile(g, 0.99))
         log = policy == "fifo"
-        waits = Chart((Line(tuple(x), tuple(max(v, 0.1) if log else v for v in y), r.policy.label),),
+        waits = Chart((Line(tuple(x), tuple(max(v, 0.1) if log else v for v in y), r.spec),),
                       xlabel="arrival time (h)", ylabel="p99 wait (s)", ylog=log)
         return [_occupancy(r), waits], _summary(r)
 
@@ -389,7 +396,7 @@ def preemption(scenario: Any = None) -> Explorer:
     def compute(preempt_cost_s: int, reserve: int, victim: str, min_run_s: int, tick_s: float) -> tuple[list[Chart], dict[str, Any]]:
         pol = f"hybrid:{reserve}" if reserve else "preempt"
         r = simulate(sc.with_(preempt_cost_s=preempt_cost_s, tick_s=tick_s), pol, victim=victim, min_run_s=min_run_s)
-        return [_occupancy(r, f"{r.policy.label}, eviction cost {preempt_cost_s} s")], _summary(r)
+        return [_occupancy(r, f"{r.spec}, eviction cost {preempt_cost_s} s")], _summary(r)
 
     controls = (
         _int("preempt_cost_s", "eviction cost (s)", sc.preempt_cost_s, 0, 120, 5),
@@ -838,6 +845,7 @@ def by_title() -> dict[str, str]:
 
 def to_matplotlib(chart: Chart, ax: Any) -> Any:
     """Draw ``chart`` on the matplotlib Axes ``ax`` (the Lab explorers' figure); returns ``ax``."""
+    _checks.instance("chart", chart, Chart)
     palette = iter(svg.PALETTE)
     for m in chart.marks:
         if isinstance(m, Band):

@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass
 from html import escape
 
+from .. import _checks
+
 __all__ = ["Band", "Bars", "Chart", "Line", "Rule", "PALETTE", "nice_ticks", "render"]
 
 #: Colours in mark order where a mark names none (matplotlib's tab10, which the static figures use).
@@ -92,6 +94,7 @@ class Chart:
     ylog: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "marks", tuple(_checks.sequence("marks", self.marks, what="Line, Band, Bars or Rule marks")))
         kinds = (Line, Band, Bars, Rule)
         bad = [type(m).__name__ for m in self.marks if not isinstance(m, kinds)]
         if bad:
@@ -108,6 +111,8 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     >>> nice_ticks(0, 1)
     [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     """
+    lo, hi = _checks.number("lo", lo), _checks.number("hi", hi)
+    count = _checks.integer("count", count, lo=1)
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo]
     raw = (hi - lo) / max(1, count)
@@ -196,6 +201,7 @@ def render(chart: Chart, width: int = 640, height: int = 300, font: int = 13) ->
     font : int
         Text size, pixels.
     """
+    _checks.instance("chart", chart, Chart)
     if not isinstance(width, int) or width < 200:
         raise ValueError(f"width must be an integer >= 200 pixels (got {width!r})")
     if not isinstance(height, int) or height < 120:

@@ -46,7 +46,7 @@ class TestDefinitions:
         v = ex.headroom(sc).view(reserve=16)
         r = lanes.simulate(sc, "reserve:16")
         assert dict(v.rows)["batch jobs done"] == f"{r.batch_done:,}"
-        assert v.charts[0].title == r.policy.label
+        assert v.charts[0].title == r.spec
 
     @pytest.mark.parametrize("values,match", [
         ({"reserve": 33}, r"reserve must be a number in \[0, 32\] \(got 33\)"),
