@@ -94,7 +94,9 @@ class Budget:
         running at once added up), s: when it is spent, the student's running jobs are stopped
         and what is left is not run.
     files : int
-        Files read per student, in path order; more are listed, not read.
+        Files read per student: the latest ``files`` (each set's latest copy first, by the
+        rule of ``copies``; never the path order, so the copy that counts is read); older
+        ones are listed, not read.
     """
 
     copies: int = 5
@@ -521,7 +523,7 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     forms_only = solutions is None
     subs: list[Submission] = []
     todo: list[tuple[Submission, pathlib.Path]] = []
-    read: dict = {}  # login -> files read
+    found: list = []  # (sub, path, refusal) of every submission of this shard, identified, not yet read
     for path, root, refusal in collect(paths):
         sub = Submission(path=shown(path))
         try:
@@ -531,10 +533,18 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
             subs.append(sub)
             if roster is not None and sub.login:
                 sub.name = roster.names.get(sub.login, "")
-            if sub.login is not None:
-                read[sub.login] = read.get(sub.login, 0) + 1
-                if read[sub.login] > budget.files:
-                    refusal = f"refused: not read, {sub.login} handed in more than {budget.files} files"
+            found.append((sub, path, refusal))
+        except Exception as e:  # one notebook never stops the class
+            sub.status = CRASHED
+            sub.messages.append(f"could not be read ({type(e).__name__})")
+            if sub not in subs:
+                subs.append(sub)
+    chosen = _files_read(found, budget.files, known)
+    for sub, path, refusal in found:
+        try:
+            if sub.login is not None and id(sub) not in chosen:
+                refusal = (f"refused: not read, {sub.login} handed in more than {budget.files} files "
+                           f"(the latest {budget.files} are read)")
             if refusal:
                 sub.status = REFUSED if refusal.startswith("refused") else NOT_A_NOTEBOOK
                 sub.messages.append(refusal)
@@ -564,8 +574,6 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
         except Exception as e:  # one notebook never stops the class
             sub.status = CRASHED
             sub.messages.append(f"could not be read ({type(e).__name__})")
-            if sub not in subs:
-                subs.append(sub)
     _mark_counted(subs, forms_only, deadlines or Deadlines())
     isolation = "nothing was run"
     if todo:
@@ -573,6 +581,26 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                                          hide=hide, budget=budget, progress=progress)
     subs.sort(key=lambda s: s.path)
     return subs, isolation
+
+
+def _files_read(found: list, files: int, known) -> set:
+    """``id`` of the submissions read: per student the latest ``files`` of them (by
+    :attr:`Submission.recency`, never the path order), each set's latest first (the set as
+    the file and folder names tell it), then each set's next latest, ... so that the copy
+    that counts is read however many copies there are."""
+    by: dict = {}
+    for sub, path, _ in found:
+        if sub.login is not None:
+            by.setdefault(sub.login, []).append((sub, path))
+    chosen: set = set()
+    for items in by.values():
+        items.sort(key=lambda item: item[0].recency, reverse=True)
+        rank, seen = {}, {}
+        for sub, path in items:
+            guess = match_assignment(path, None, known, [])
+            seen[guess] = rank[id(sub)] = seen.get(guess, 0) + 1
+        chosen.update(sorted((id(sub) for sub, _ in items), key=lambda i: rank[i])[:files])
+    return chosen
 
 
 def _identify(sub: Submission, origin, student: str | None, forms_only: bool) -> None:
