@@ -55,8 +55,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -81,27 +83,39 @@ class JudgeLimits:
     Attributes
     ----------
     decision_s : float
-        Wall-clock time the policy may take to answer one tick, s.
+        Wall-clock backstop for the policy's answer to one tick, s (a policy that
+        sleeps; what it computes is bounded by ``cpu_s``).
     startup_s : float
-        Time to start the child and load the policy, s.
+        Wall-clock backstop to start the child and load the policy, s.
     run_s : float or None
-        Wall-clock time for the whole run after start-up, s; ``None``:
-        10 s plus 5 ms per tick (generous: a busy grading machine must not
-        fail an honest policy; a 6-hour day is judged in a few seconds).
+        Wall-clock backstop for the whole run after start-up, s; ``None``: 60 s
+        plus 10 times the CPU limit (generous: a machine at load 20 must not fail an
+        honest policy, whose limit is its CPU time).
+    cpu_s : float or None
+        CPU time of the policy's process for one day (loading it included), s, enforced
+        by the kernel (``RLIMIT_CPU``, which the policy cannot raise); ``None``: 10 s
+        plus 5 ms per tick (a 6-hour day needs a few seconds).
     line_bytes : int
         Longest answer line accepted, bytes.
     memory_mb : int
         Memory of the child, MiB.
     """
 
-    decision_s: float = 2.0
-    startup_s: float = 20.0
+    decision_s: float = 30.0
+    startup_s: float = 60.0
     run_s: float | None = None
     line_bytes: int = 1 << 16
     memory_mb: int = 768
+    cpu_s: float | None = None
+
+    def cpu_limit_s(self, ticks: int) -> int:
+        """The day's CPU limit, whole seconds (as ``RLIMIT_CPU`` counts)."""
+        import math
+
+        return max(1, math.ceil(self.cpu_s if self.cpu_s is not None else 10.0 + 0.005 * ticks))
 
     def run_limit_s(self, ticks: int) -> float:
-        return self.run_s if self.run_s is not None else 10.0 + 0.005 * ticks
+        return self.run_s if self.run_s is not None else 60.0 + 10.0 * self.cpu_limit_s(ticks)
 
 
 @dataclass(frozen=True)
@@ -208,9 +222,11 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
     try:
         pipe = host.pipe()
         hello = {"source": source, "slots": scenario.slots, "preempt_cost_s": scenario.preempt_cost_s,
-                 "backlog": backlog}
+                 "backlog": backlog, "cpu_s": limits.cpu_limit_s(scenario.ticks)}
         pipe.send(json.dumps(hello) + "\n", began + limits.startup_s)
         hello = pipe.receive(began + limits.startup_s)
+        if hello == ["cpu"]:
+            raise _TooLong("the policy used more than its CPU time while starting")
         if hello == ["error", "guard"]:
             raise _Fail("the judge could not restrict the policy's process on this machine", "judge")
         if type(hello) is list and len(hello) == 2 and hello[0] == "error":
@@ -312,6 +328,8 @@ def _decision(answer: object, t: int) -> Decision:
     """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
     if type(answer) is list and len(answer) == 2 and answer[0] == "error":
         raise _Fail("the policy raised an exception", "crash")
+    if answer == ["cpu"]:  # the host's word: the day's process was stopped at its CPU limit
+        raise _TooLong("the policy used more than its CPU time while running")
     if answer == [t, "decision-type"]:
         raise _Fail(_broke("decision-type"))
     if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
@@ -523,7 +541,13 @@ def _child_main() -> int:
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:  # the day did not end with "bye" (or no day came)
+        code = os.waitstatus_to_exitcode(status)
+        if code in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limit (soft, then hard): say so
+            try:
+                os.write(1, b'["cpu"]\n')
+            except OSError:
+                pass
+        if code != 0:  # the day did not end with "bye" (or no day came)
             return 1
 
 
@@ -535,6 +559,8 @@ def _day() -> int:
     for fd in (0, 1, 2):  # the policy's prints and reads go nowhere; only this code uses the pipe
         os.dup2(devnull, fd)
     hello = json.loads(inp.readline())
+    cpu = int(hello["cpu_s"])  # the kernel stops this process there (SIGXCPU, then SIGKILL)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     board = Board(hello["slots"], hello["preempt_cost_s"])
     for service_s in hello["backlog"]:
         board.add_batch(service_s, 0)

@@ -22,7 +22,9 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
 - each job gets a cgroup v2 of its own where the machine allows it (memory for the whole
   job, shared memory included, no swap; a pids limit; one CPU at most and an equal CPU
   weight); elsewhere it falls back to rlimits (address space and CPU time per process,
-  processes per uid) and :func:`cgroup_warning` names what is missing. Either way the
+  processes per uid) at nice 10, so that the grader and its judges come first (each box is a
+  session of its own, which the kernel's autogroup scheduling shares the CPU by), and
+  :func:`cgroup_warning` names what is missing. Either way the
   tmpfs sizes count against the job's memory: each process may map ``memory_mb - tmp_mb``.
 
 Use::
@@ -690,6 +692,8 @@ class Box:
             resource.setrlimit(resource.RLIMIT_AS, (space, space))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if cg is None:  # no cgroup's CPU weight: the job yields to the grader and its judges
+                os.nice(10)
             if root:
                 os.setgroups([])
                 os.setgid(uid)
