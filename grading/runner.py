@@ -167,11 +167,14 @@ def serve(slugs: list) -> int:
     pipe (its stdout is ``/dev/null``, and the pipe is root's when the grader runs as root, so
     ``/proc/<pid>/fd`` does not open it); it can kill this process, which ends the box, and
     the grader goes on with the student's other notebooks in a new one. Each notebook's
-    answers file is emptied before it starts, whatever an earlier one wrote there.
+    answers file is emptied before it starts, whatever an earlier one wrote there. This process
+    is made undumpable before any notebook runs (:func:`_undumpable`), so a notebook can neither
+    attach to it nor open its memory.
     """
     if os.getpid() != 2 or os.getppid() != 1:  # kill(-1) below must reach only this box's processes
         print("--serve runs only as the first process of a grading box (bubblewrap's pid 2)", file=sys.stderr)
         return 2
+    _undumpable()
     import codeop, inspect, linecache, types  # noqa: F401,E401 - what every notebook imports, once
     # what most sets use (the slot pool) or several do (the GPU's steps, the table, the queueing formulas)
     import lanes.exercises, lanes.gpu.steps, lanes.pool.engine, lanes.pool.erlang, lanes.pool.table  # noqa: F401,E401
@@ -193,6 +196,16 @@ def serve(slugs: list) -> int:
         _reset(keep)
         print(k, os.waitstatus_to_exitcode(status), flush=True)
     return 0
+
+
+def _undumpable() -> None:
+    """Make this process not dumpable (``PR_SET_DUMPABLE`` 0), before any student code runs: a
+    notebook (a fork of it, its uid) can then neither attach to it nor open its ``/proc/<pid>/mem``
+    (the box's system call filter refuses ``ptrace`` besides)."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
 def _reset(keep: set) -> None:

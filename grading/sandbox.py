@@ -149,13 +149,15 @@ def remove_tree(path: str | os.PathLike) -> None:
     """Remove ``path`` and everything under it, at any depth, without recursion or following links.
 
     Each pass lifts the folders two levels down to the top (``rename``), so every path used
-    stays short however deep the tree is; what cannot be removed is left and skipped.
+    stays short however deep the tree is; folders are made writable first (one left 0555 by
+    its owner goes too); what cannot be removed is left and skipped.
     """
     top = os.fspath(path)
     try:
         if not stat.S_ISDIR(os.lstat(top).st_mode):
             os.unlink(top)
             return
+        os.chmod(top, 0o700)  # a folder made 0555 (by its owner) is emptied too
     except OSError:
         return
     stuck: set[str] = set()
@@ -177,6 +179,10 @@ def remove_tree(path: str | os.PathLike) -> None:
             if e.name in stuck:
                 continue
             try:
+                os.chmod(e.path, 0o700)
+            except OSError:
+                pass
+            try:
                 with os.scandir(e.path) as it:
                     inner = list(it)
             except OSError:
@@ -185,6 +191,7 @@ def remove_tree(path: str | os.PathLike) -> None:
                 try:
                     if g.is_dir(follow_symlinks=False):
                         lifted += 1
+                        os.chmod(g.path, 0o700)  # (moving a folder writes its "..")
                         os.rename(g.path, os.path.join(top, f"\x01lifted-{lifted}"))
                     else:
                         os.unlink(g.path)
@@ -248,11 +255,15 @@ def _always_hidden() -> list[pathlib.Path]:
 
 #: System calls no job may make, by machine (they fail with EPERM): memory that neither the
 #: address-space limit nor a tmpfs size counts (a ``memfd_create`` file, a SysV shared memory
-#: segment that stays after it is detached), which only a cgroup bounds. Other machines' system
+#: segment that stays after it is detached), which only a cgroup bounds; and reaching into another
+#: process of the box (``ptrace``, ``process_vm_readv``/``writev``: bubblewrap's pid 1 and the
+#: grading server run as the job's uid). Other machines' system
 #: call conventions (i386 on x86_64, x32) are refused whole.
 _DENIED_SYSCALLS = {
-    "x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319}),
-    "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279}),
+    "x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319, "ptrace": 101, "process_vm_readv": 310,
+                            "process_vm_writev": 311}),
+    "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279, "ptrace": 117, "process_vm_readv": 270,
+                             "process_vm_writev": 271}),
 }
 
 
@@ -576,7 +587,9 @@ class Box:
               "--perms", "0777", "--size", str(max(1, (mb << 20) // 2)), "--tmpfs", JOB]
         for name in sorted(os.listdir(job_dir)):  # the caller's files, one by one
             a += ["--bind" if name in outputs else "--ro-bind", src(job_dir / name), f"{JOB}/{name}"]
-        a += ["--chdir", JOB]
+        # bubblewrap's pid 1 runs as the job's uid and cannot be made undumpable: its memory is
+        # covered; the root and /dev are read-only (what a job writes is in its sized tmpfs only)
+        a += ["--ro-bind", "/dev/null", "/proc/1/mem", "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", JOB]
         return a, staged
 
     def _pick_uid(self) -> int:

@@ -1,0 +1,105 @@
+"""What a notebook does in its box reaches neither the next notebook nor the box's own processes.
+
+Issue 41: a late copy planted its answers where the reset between a student's notebooks did
+not look (the box's root, ``/dev``, a 0555 folder) and the on-time stub read them; a notebook
+attached to the grading server (pid 2) and bubblewrap's pid 1 and opened their memory. Here a
+student's notebooks run one after another in one grading server (``grading.runner --serve``),
+as ``scripts/grade.py`` runs them: the first plants everywhere it can write and attacks the
+box's processes, the second counts what it finds. Each reports through an answer variable.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import tempfile
+
+import nbformat
+import pytest
+
+from hostile import klass as K
+
+pytestmark = pytest.mark.skipif(K.skip_reason() is not None, reason=str(K.skip_reason()))
+
+SLUG = K.SLUG
+#: Everywhere a notebook might write: the box's scratch, its root, /dev, folders of the system,
+#: a 0555 folder of its own in each, and the answers file of the next notebook.
+PLACES = ["/job", "/tmp", "/var/tmp", "/dev/shm", "/", "/dev", "/etc", "/usr", "/lanes-site", "/proc/self", "/run"]
+
+PLANT = f"""
+import os
+PLACES = {PLACES!r}
+written = 0
+for top in PLACES:
+    for name in ("lanes-plant", "locked/lanes-plant"):
+        try:
+            if "/" in name:
+                os.makedirs(os.path.join(top, "locked"), exist_ok=True)
+            with open(os.path.join(top, name), "w") as f:
+                f.write("q1_busy_slots = 99.0")
+            written += 1
+        except OSError:
+            pass
+    try:
+        os.chmod(os.path.join(top, "locked"), 0o555)
+    except OSError:
+        pass
+q1_busy_slots = float(written)
+"""
+
+FIND = f"""
+import os
+PLACES = {PLACES!r}
+found = 0
+for top in PLACES:
+    for name in ("lanes-plant", "locked/lanes-plant", "locked"):
+        found += os.path.lexists(os.path.join(top, name))
+q1_busy_slots = float(found)
+"""
+
+ATTACH = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+reached = 0
+for target in (1, os.getppid()):  # bubblewrap's pid 1 and the grading server (pid 2)
+    if libc.ptrace(16, target, 0, 0) == 0:  # PTRACE_ATTACH
+        reached += 1
+        os.waitpid(target, 0)
+        libc.ptrace(17, target, 0, 0)
+    try:
+        open(f"/proc/{target}/mem", "r+b").close()
+        reached += 1
+    except OSError:
+        pass
+q1_busy_slots = float(reached)
+"""
+
+
+def _serve(cells: list[str]) -> list:
+    """Run one notebook per cell in one grading server; each one's ``q1_busy_slots``."""
+    from grading import sandbox
+
+    with sandbox.Box() as box:
+        job = pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
+        for k, source in enumerate(cells, 1):
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+            (job / f"{k}.ipynb").write_text(nbformat.writes(nb))
+        with box.popen(sandbox.python_argv("grading.runner", "--serve", *[SLUG] * len(cells)), job_dir=job,
+                       limits=sandbox.Limits(timeout_s=120), stdout=subprocess.PIPE,
+                       outputs=[f"{k}.json" for k in range(1, len(cells) + 1)]) as p:
+            out, _ = p.communicate(timeout=120)
+        assert out.decode().split() == [x for k in range(1, len(cells) + 1) for x in (str(k), "0")], out
+        return [json.loads((job / f"{k}.json").read_text())["answers"].get("q1_busy_slots")
+                for k in range(1, len(cells) + 1)]
+
+
+def test_nothing_a_notebook_plants_reaches_the_next_one():
+    written, found = _serve([PLANT, FIND])
+    # it could write in the four scratch folders (a plant and a 0555 folder holding one in each)
+    assert written == 8, written
+    assert found == 0, found
+
+
+def test_a_notebook_cannot_attach_to_the_boxs_processes():
+    assert _serve([ATTACH]) == [0.0]
