@@ -54,6 +54,7 @@ from lanes.exercises.registry import all_sets, get_set
 from lanes.exercises.variants import check_login, normalise_student, student_token, token_mismatch
 
 from . import sandbox
+from .runner import MAX_ANSWERS_BYTES  # (the box's server sends at most that much of a notebook's answers)
 from .deadlines import Deadlines
 from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
@@ -67,9 +68,8 @@ __all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", 
 GRADED, TIMEOUT, CRASHED, NOT_A_NOTEBOOK, UNKNOWN, NO_KEY, REFUSED, UNIDENTIFIED = (
     "graded", "timeout", "crashed", "not_a_notebook", "unknown_assignment", "no_key", "refused", "unidentified")
 
-#: Largest notebook read (bytes), and largest answers file step 1 may leave.
+#: Largest notebook read (bytes).
 MAX_NOTEBOOK_BYTES = 16 << 20
-MAX_ANSWERS_BYTES = 1 << 20
 #: Most cells a notebook may have (an exercise set has a few dozen); checked before it is validated.
 MAX_CELLS = 5000
 #: Deepest nesting of JSON arrays and objects read from a notebook, and from its answers.
@@ -495,6 +495,13 @@ def _answers(path: pathlib.Path) -> tuple[dict | None, str]:
     raw = sandbox.read_file(path, MAX_ANSWERS_BYTES)
     if raw is None:
         return None, "missing" if not os.path.lexists(path) else "unreadable"
+    return _answers_of(raw)
+
+
+def _answers_of(raw: bytes | None) -> tuple[dict | None, str]:
+    """:func:`_answers` of the bytes the box sent (``None``: it had none it could send)."""
+    if raw is None:
+        return None, "unreadable"
     if not raw:
         return None, "missing"
     try:
@@ -746,21 +753,33 @@ class _Job:
             self.proc.wait()
 
     def reports(self) -> list:
-        """Step 1: the exit statuses the box reported since the last call, in order: ``<k> <status>``
-        lines for notebook k = 1, 2, ... in turn; ``None`` for a line that is not the next one's."""
-        try:
-            self.lines += os.read(self.proc.stdout.fileno(), 1 << 12)
-        except BlockingIOError:
-            pass
+        """Step 1: what the box reported since the last call, in order: ``(status, answers bytes
+        or None)`` for notebook k = 1, 2, ... in turn (a ``<k> <status> <n>`` line and ``n``
+        bytes); ``None`` for what is not the next one's report."""
+        while True:
+            try:
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            self.lines += chunk
+            if len(self.lines) > MAX_ANSWERS_BYTES + 64:
+                break
         out = []
-        while b"\n" in self.lines or len(self.lines) > 64:
-            line, _, rest = bytes(self.lines).partition(b"\n")
-            self.lines = bytearray(rest)
-            m = re.fullmatch(rb"(\d{1,4}) (-?\d{1,4})", line)
-            if not m or int(m[1]) != self.k + 1 + len(out):
+        while True:
+            end = self.lines.find(b"\n", 0, 64)
+            if end < 0:
+                return [*out, None] if len(self.lines) > 64 else out
+            m = re.fullmatch(rb"(\d{1,4}) (-?\d{1,4}) (-1|\d{1,7})", bytes(self.lines[:end]))
+            if not m or int(m[1]) != self.k + 1 + len(out) or int(m[3]) > MAX_ANSWERS_BYTES:
                 return [*out, None]
-            out.append(int(m[2]))
-        return out
+            n = int(m[3])
+            if len(self.lines) < end + 1 + max(n, 0):
+                return out  # the rest of its answers is on its way
+            data = bytes(self.lines[end + 1:end + 1 + n]) if n >= 0 else None
+            del self.lines[:end + 1 + max(n, 0)]
+            out.append((int(m[2]), data))
 
 
 def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget, progress) -> str:
@@ -801,10 +820,10 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
     running: list[_Job] = []
     done, total = 0, sum(len(items) for _, items in queue)
 
-    def finish(job: _Job, rc) -> None:  # the notebook job.k of a step 1 ended (rc None: stopped)
+    def finish(job: _Job, rc, data=None) -> None:  # the notebook job.k of a step 1 ended (rc None: stopped)
         nonlocal done
         done += 1
-        ready = _finish_step1(job, rc, limits, solutions, secret)
+        ready = _finish_step1(job, rc, limits, solutions, secret, data)
         if ready is not None:
             judged.setdefault(job.who, []).append(ready)
         sub = job.subs[job.k][0]
@@ -842,12 +861,12 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                 try:
                     if job.phase == "run":
                         ended = job.proc.poll() is not None
-                        for rc in job.reports():
-                            if rc is None:  # not the line expected: stop the box, as if it had ended
+                        for report in job.reports():
+                            if report is None:  # not the report expected: stop the box, as if it had ended
                                 job.kill()
                                 ended = True
                                 break
-                            finish(job, rc)
+                            finish(job, *report)
                         if job.k == len(job.subs):
                             ended = True
                         if not ended and time.monotonic() - job.since <= limits.timeout_s and not over:
@@ -862,7 +881,7 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                         job.kill()
                         if job.k < len(job.subs):  # the notebook running now failed; the rest go on in a new box
                             stopped = job.over_budget or time.monotonic() - job.since > limits.timeout_s
-                            finish(job, None if stopped else job.proc.returncode)
+                            finish(job, None if stopped else job.proc.returncode, b"")
                             if job.k < len(job.subs):
                                 queue.insert(0, (job.who, job.subs[job.k:]))
                     else:
@@ -923,8 +942,7 @@ def _start_step1(box, items: list, who: str, limits) -> _Job | None:
         if not run:
             raise ValueError("nothing to run")
         argv = sandbox.python_argv("grading.runner", "--serve", *slugs)
-        proc = box.popen(argv, job_dir=folder, limits=limits, stdout=subprocess.PIPE,
-                         outputs=[f"{k}.json" for k in range(1, len(run) + 1)])
+        proc = box.popen(argv, job_dir=folder, limits=limits, stdout=subprocess.PIPE)
         os.set_blocking(proc.stdout.fileno(), False)
     except Exception as e:
         for sub, _ in run:
@@ -938,12 +956,13 @@ def _start_step1(box, items: list, who: str, limits) -> _Job | None:
     return job
 
 
-def _finish_step1(job: _Job, rc, limits, solutions, secret) -> dict | None:
+def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = b"") -> dict | None:
     """Read what notebook ``job.k`` exported (``rc``: its exit status; ``None``: stopped, still
-    running); the judge's job for it, validated (``None`` when it failed)."""
+    running; ``raw``: the answers the box sent, ``None``: none it could send); the judge's job for
+    it, validated (``None`` when it failed)."""
     sub = job.subs[job.k][0]
     sub.seconds = round(time.monotonic() - job.since, 1)
-    data, why = _answers(job.folder / f"{job.k + 1}.json") if rc is not None else (None, "")
+    data, why = _answers_of(raw) if rc is not None else (None, "")
     if data is None:
         sub.status = TIMEOUT if rc is None else CRASHED
         if rc is None and job.over_budget:

@@ -8,11 +8,14 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
   PID namespace goes, and with it every process it started (``--die-with-parent`` too);
 - ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
   a system call filter (:func:`seccomp_program`) refuses the memory no rlimit counts
-  (``memfd_create``, SysV ``shmget``) and other machines' call conventions;
+  (``memfd_create``, SysV ``shmget``), reaching into the box's other processes (``ptrace``,
+  ``process_vm_readv``/``writev``; bubblewrap's pid 1's memory is covered too) and other
+  machines' call conventions;
 - its root holds only what a Python job needs: the interpreter's prefixes and the system
   libraries read-only, copies of ``lanes`` and ``grading`` read-only at :data:`SITE`, its own
-  ``/proc`` and ``/dev``, and size-limited private file systems (tmpfs) at :data:`JOB`,
-  ``/tmp``, ``/var/tmp`` and ``/dev/shm``: the files the caller put in the job folder are
+  ``/proc`` and ``/dev`` (the root and ``/dev`` read-only), and size-limited private file
+  systems (tmpfs) at :data:`JOB`, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and :data:`ANSWERS`
+  (2 MiB, for what the job hands back through its pipe): the files the caller put in the job folder are
   bound into :data:`JOB` one by one (read-only, but for the ``outputs`` it names), and
   whatever else the job writes stays in its tmpfs, so a full disk is the job's own failure
   and it all goes with the box. Nothing else of the disk is there (no checkout, no
@@ -59,12 +62,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-__all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
+__all__ = ["ANSWERS", "Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
            "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree", "seccomp_program",
            "use_site"]
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
+#: A small private file system of the box's own for what a job hands back (its answers): 2 MiB.
+ANSWERS = "/answers"
+ANSWERS_MB = 2
 #: Where the copies of ``lanes`` and ``grading`` appear inside the box (read-only; put it on ``sys.path``).
 SITE = "/lanes-site"
 
@@ -584,7 +590,8 @@ class Box:
                 else:
                     a += ["--ro-bind", "/dev/null", str(h)]
         a += ["--ro-bind", src(self.site), SITE,
-              "--perms", "0777", "--size", str(max(1, (mb << 20) // 2)), "--tmpfs", JOB]
+              "--perms", "0777", "--size", str(max(1, (mb << 20) // 2)), "--tmpfs", JOB,
+              "--perms", "0777", "--size", str(ANSWERS_MB << 20), "--tmpfs", ANSWERS]
         for name in sorted(os.listdir(job_dir)):  # the caller's files, one by one
             a += ["--bind" if name in outputs else "--ro-bind", src(job_dir / name), f"{JOB}/{name}"]
         # bubblewrap's pid 1 runs as the job's uid and cannot be made undumpable: its memory is

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(K.skip_reason() is not None, reason=str(K.skip_r
 SLUG = K.SLUG
 #: Everywhere a notebook might write: the box's scratch, its root, /dev, folders of the system,
 #: a 0555 folder of its own in each, and the answers file of the next notebook.
-PLACES = ["/job", "/tmp", "/var/tmp", "/dev/shm", "/", "/dev", "/etc", "/usr", "/lanes-site", "/proc/self", "/run"]
+PLACES = ["/job", "/tmp", "/var/tmp", "/dev/shm", "/answers", "/", "/dev", "/etc", "/usr", "/lanes-site", "/proc/self", "/run"]
 
 PLANT = f"""
 import os
@@ -86,18 +86,23 @@ def _serve(cells: list[str]) -> list:
             nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
             (job / f"{k}.ipynb").write_text(nbformat.writes(nb))
         with box.popen(sandbox.python_argv("grading.runner", "--serve", *[SLUG] * len(cells)), job_dir=job,
-                       limits=sandbox.Limits(timeout_s=120), stdout=subprocess.PIPE,
-                       outputs=[f"{k}.json" for k in range(1, len(cells) + 1)]) as p:
+                       limits=sandbox.Limits(timeout_s=120), stdout=subprocess.PIPE) as p:
             out, _ = p.communicate(timeout=120)
-        assert out.decode().split() == [x for k in range(1, len(cells) + 1) for x in (str(k), "0")], out
-        return [json.loads((job / f"{k}.json").read_text())["answers"].get("q1_busy_slots")
-                for k in range(1, len(cells) + 1)]
+        answers = []
+        for k in range(1, len(cells) + 1):  # "<k> <status> <n>" and n bytes of answers, per notebook
+            head, _, out = out.partition(b"\n")
+            assert head.split()[:2] == [str(k).encode(), b"0"], head
+            n = int(head.split()[2])
+            answers.append(json.loads(out[:n])["answers"].get("q1_busy_slots"))
+            out = out[n:]
+        assert sorted(p.name for p in job.iterdir()) == [f"{k}.ipynb" for k in range(1, len(cells) + 1)]
+        return answers
 
 
 def test_nothing_a_notebook_plants_reaches_the_next_one():
     written, found = _serve([PLANT, FIND])
-    # it could write in the four scratch folders (a plant and a 0555 folder holding one in each)
-    assert written == 8, written
+    # it could write in the five scratch folders (a plant and a 0555 folder holding one in each)
+    assert written == 10, written
     assert found == 0, found
 
 
