@@ -108,3 +108,59 @@ def test_nothing_a_notebook_plants_reaches_the_next_one():
 
 def test_a_notebook_cannot_attach_to_the_boxs_processes():
     assert _serve([ATTACH]) == [0.0]
+
+
+FILL = """
+import os
+for name in os.listdir("/job"):  # every file of the job folder it may write (the answers files were)
+    try:
+        with open(os.path.join("/job", name), "ab") as f:
+            for _ in range(64):
+                f.write(b"x" * (1 << 20))
+    except OSError:
+        pass
+for folder in ("/job", "/tmp", "/var/tmp", "/dev/shm", "/answers", "/", "/dev"):
+    for i in range(16):
+        try:
+            with open(f"{folder}/fill-{i}", "wb") as f:
+                for _ in range(64):
+                    f.write(b"x" * (1 << 20))
+        except OSError:
+            break
+import time
+time.sleep(15)  # holding it all while the neighbours run
+"""
+
+
+def test_a_box_that_writes_all_it_can_leaves_a_small_grader_tmpdir_to_its_neighbours(tmp_path):
+    """Issue 41: the answers files were bound read-write from the grader's TMPDIR (64 MiB each);
+    at a 600 MiB TMPDIR two honest students lost their marks. Here the grader's TMPDIR is a
+    32 MiB file system and one student writes everything their box lets them."""
+    import os
+    import sys
+
+    tmpdir = pathlib.Path(tempfile.mkdtemp(prefix="lanes-small-tmp-"))  # (a folder the box's uid may reach)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m,mode=0711", "tmpfs", str(tmpdir)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        subs = tmp_path / "subs"
+        for login in ("amy", "bob", "carol"):
+            (subs / login).mkdir(parents=True)
+        nbformat.write(K.honest("bob"), subs / "bob" / f"{SLUG}.ipynb")
+        nbformat.write(K.honest("carol"), subs / "carol" / f"{SLUG}.ipynb")
+        amy = K.with_cell(K.honest("amy"), FILL)
+        amy.cells.insert(0, amy.cells.pop())  # first, before its honest cells (and its neighbours' exports)
+        nbformat.write(amy, subs / "amy" / f"{SLUG}.ipynb")
+        report = tmp_path / "report.json"
+        proc = subprocess.run([sys.executable, str(K.GRADE), str(subs), "--json", str(report), "--quiet",
+                               "--jobs", "3"], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "LANES_TEST_SECRET": "1", "TMPDIR": str(tmpdir)})
+        left = os.listdir(tmpdir)
+    finally:
+        subprocess.run(["umount", str(tmpdir)])
+        tmpdir.rmdir()
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    rows = {s["login"]: s for s in json.loads(report.read_text())["submissions"]}
+    assert rows["bob"]["score"] == rows["carol"]["score"] == K.POSSIBLE, (rows["bob"], rows["carol"])
+    assert rows["amy"]["score"] == K.POSSIBLE, rows["amy"]  # its answers still count: its own tmpfs took it
+    assert left == []
