@@ -54,6 +54,7 @@ from lanes.exercises.registry import all_sets, get_set
 from lanes.exercises.variants import check_login, normalise_student, student_token, token_mismatch
 
 from . import sandbox
+from .runner import MAX_ANSWERS_BYTES  # (the box's server sends at most that much of a notebook's answers)
 from .deadlines import Deadlines
 from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
@@ -67,9 +68,10 @@ __all__ = ["MAX_NOTEBOOK_BYTES", "Question", "Roster", "Submission", "collect", 
 GRADED, TIMEOUT, CRASHED, NOT_A_NOTEBOOK, UNKNOWN, NO_KEY, REFUSED, UNIDENTIFIED = (
     "graded", "timeout", "crashed", "not_a_notebook", "unknown_assignment", "no_key", "refused", "unidentified")
 
-#: Largest notebook read (bytes), and largest answers file step 1 may leave.
+#: Largest notebook read (bytes).
 MAX_NOTEBOOK_BYTES = 16 << 20
-MAX_ANSWERS_BYTES = 1 << 20
+#: Most cells a notebook may have (an exercise set has a few dozen); checked before it is validated.
+MAX_CELLS = 5000
 #: Deepest nesting of JSON arrays and objects read from a notebook, and from its answers.
 MAX_NOTEBOOK_DEPTH = 64
 MAX_ANSWERS_DEPTH = 16
@@ -94,13 +96,19 @@ class Budget:
         running at once added up), s: when it is spent, the student's running jobs are stopped
         and what is left is not run.
     files : int
-        Files read per student, in path order; more are listed, not read.
+        Files read per student: the latest ``files`` (each set's latest copy first, by the
+        rule of ``copies``; never the path order, so the copy that counts is read); older
+        ones are listed, not read.
+    read_mb : float
+        MiB of notebooks read per student, the latest first as for ``files`` (each file's
+        size is checked before it is read); more are listed, not read.
     """
 
     copies: int = 5
     judge_s: float = 300.0
     student_s: float = 3600.0
     files: int = 200
+    read_mb: float = 128.0
 
     def __post_init__(self) -> None:
         for name in ("copies", "files"):
@@ -110,6 +118,8 @@ class Budget:
             value = getattr(self, name)
             if type(value) not in (int, float) or not value > 0:
                 raise ValueError(f"Budget.{name} must be a number of seconds > 0 (got {value!r})")
+        if type(self.read_mb) not in (int, float) or not self.read_mb > 0:
+            raise ValueError(f"Budget.read_mb must be a number of MiB > 0 (got {self.read_mb!r})")
 
 
 @dataclass
@@ -179,18 +189,21 @@ def shown(name: object) -> str:
                                               if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text)
 
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_ESCAPE = re.compile(rb"\\.", re.S)
+_STRING = re.compile(rb'"[^"]*"')
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 
 
 def json_depth(data: bytes) -> int:
     """The deepest nesting of arrays and objects in JSON text (brackets inside strings ignored).
 
-    Iterative and linear, so that it can be asked of any bytes before they are parsed.
+    Linear in the length of ``data`` whatever it holds (escapes go first, so that a string
+    is a quote, what is not a quote, and a quote: nothing for a regex to try again), and
+    iterative, so that it can be asked of any bytes before they are parsed.
     """
     import itertools
 
-    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", _ESCAPE.sub(b"", data)))
     steps = (1 if c in b"[{" else -1 for c in brackets)
     return max(itertools.accumulate(steps, initial=0))
 
@@ -286,60 +299,85 @@ def _refusal(path: pathlib.Path) -> str | None:
 
 def read_notebook(path: pathlib.Path, limit: int = MAX_NOTEBOOK_BYTES):
     """``(notebook, mtime_ns, None)`` or ``(None, mtime_ns, why)``; never quotes the file's bytes."""
-    import nbformat
+    nb, mtime, why, _ = _read(path, limit)
+    return nb, mtime, why
 
+
+def _read_bytes(path: pathlib.Path, limit: int):
+    """``(bytes, stat, None)`` of the regular file ``path`` (no link followed, at most ``limit``
+    bytes, the size checked before a byte is read), or ``(None, stat or None, why)``."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
-        return None, 0, ("refused: a symbolic link, not a file" if os.path.islink(path)
-                         else f"cannot be opened ({os.strerror(e.errno or 0)})")
+        return None, None, ("refused: a symbolic link, not a file" if os.path.islink(path)
+                            else f"cannot be opened ({os.strerror(e.errno or 0)})")
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return None, 0, "refused: not a regular file"
+            return None, None, "refused: not a regular file"
         if st.st_size > limit:
-            return None, st.st_mtime_ns, f"refused: larger than {limit >> 20} MiB"
-        data = b""
-        while len(data) <= limit:
+            return None, st, f"refused: larger than {limit >> 20} MiB"
+        chunks, size = [], 0
+        while size <= limit:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
-            data += chunk
-        if len(data) > limit:
-            return None, st.st_mtime_ns, f"refused: larger than {limit >> 20} MiB"
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            return None, st, f"refused: larger than {limit >> 20} MiB"
     finally:
         os.close(fd)
-    mtime = st.st_mtime_ns
+    return b"".join(chunks), st, None
+
+
+def _read(path: pathlib.Path, limit: int = MAX_NOTEBOOK_BYTES):
+    """:func:`read_notebook` and the SHA-256 of the bytes read (``None`` unless it is an nbformat 4
+    notebook, which the box may be given as it is). Parsed once, validated once."""
+    import nbformat
+
+    data, st, why = _read_bytes(path, limit)
+    mtime = st.st_mtime_ns if st is not None else 0
+    if data is None:
+        return None, mtime, why, None
     if path.suffix != ".ipynb":
-        return None, mtime, f"not a Jupyter notebook (a {_clean(path.suffix, 12) or 'extension-less'} file; submit the .ipynb)"
+        return None, mtime, f"not a Jupyter notebook (a {_clean(path.suffix, 12) or 'extension-less'} file; submit the .ipynb)", None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return None, mtime, "not a Jupyter notebook (it is not UTF-8 text)"
+        return None, mtime, "not a Jupyter notebook (it is not UTF-8 text)", None
     if json_depth(data) > MAX_NOTEBOOK_DEPTH:
-        return None, mtime, f"not a Jupyter notebook this grader reads (nested deeper than {MAX_NOTEBOOK_DEPTH} levels)"
+        return None, mtime, f"not a Jupyter notebook this grader reads (nested deeper than {MAX_NOTEBOOK_DEPTH} levels)", None
+    digest = hashlib.sha256(data).hexdigest()
     del data
     try:
         raw = json.loads(text)
     except ValueError as e:
         where = f" (line {e.lineno}, column {e.colno})" if hasattr(e, "lineno") else ""
-        return None, mtime, f"not a Jupyter notebook (it is not valid JSON{where})"
+        return None, mtime, f"not a Jupyter notebook (it is not valid JSON{where})", None
+    del text
     if not isinstance(raw, dict) or type(raw.get("nbformat")) is not int:
-        return None, mtime, "not a Jupyter notebook (its JSON has no nbformat version)"
-    if raw["nbformat"] not in (3, 4):
-        return None, mtime, f"not a Jupyter notebook this grader reads (nbformat {raw['nbformat']}; save it as 4)"
+        return None, mtime, "not a Jupyter notebook (its JSON has no nbformat version)", None
+    version = raw["nbformat"]
+    if version not in (3, 4):
+        return None, mtime, f"not a Jupyter notebook this grader reads (nbformat {version}; save it as 4)", None
+    cells = raw.get("cells") if version == 4 else [c for w in raw.get("worksheets") or [] if isinstance(w, dict)
+                                                  for c in (w.get("cells") if isinstance(w.get("cells"), list) else [])]
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        return None, mtime, f"refused: more than {MAX_CELLS} cells (the grader reads at most that many)", None
     try:
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            nb = nbformat.reads(text, as_version=4)
+            minor = raw.get("nbformat_minor") if type(raw.get("nbformat_minor")) is int else 0
+            nb = nbformat.convert(nbformat.versions[version].to_notebook_json(raw, minor=minor), 4)
             nbformat.validate(nb)
     except Exception:
-        return None, mtime, f"not a Jupyter notebook (it does not follow the nbformat {raw['nbformat']} schema)"
+        return None, mtime, f"not a Jupyter notebook (it does not follow the nbformat {version} schema)", None
     if not any(c.get("cell_type") == "code" for c in nb.cells):
-        return None, mtime, "not a Jupyter notebook with code (it has no code cells)"
-    return nb, mtime, None
+        return None, mtime, "not a Jupyter notebook with code (it has no code cells)", None
+    return nb, mtime, None, digest if version == 4 else None
 
 
 _COPY = re.compile(r"^(.*?)(?:[-_ ]?copy\d*|\s*\(\d+\))+$", re.I)
@@ -387,21 +425,31 @@ def shard_of(login: str | None, n: int) -> int:
 
 # --------------------------------------------------------------------------- grading
 
-_ASSIGN = r"^\s*{}\s*(?::[^=\n]*)?=(?!=)"
+#: A line assigning a name (``x = ...``, ``x: float = ...``), matched at a line's start only:
+#: each line is looked at once, so the scan is linear in the cell's length.
+_ASSIGN = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 
 
 def cell_notes(nb, variables: tuple) -> dict:
     """Per code cell index: the answer variables it assigns, and its first line (to name it).
 
     What :func:`cell_errors_by_variable` needs of a notebook, so that its text need not be kept.
+    Linear in the notebook's length (a line at a time; no pattern that scans past a line).
     """
+    wanted = set(variables)
     notes = {}
     for index, cell in enumerate(nb.cells):
         source = cell.get("source") if cell.get("cell_type") == "code" else None
         if not isinstance(source, str):
             continue
-        hit = tuple(v for v in variables if re.search(_ASSIGN.format(re.escape(v)), source, re.M))
-        first = _clean(source.strip().splitlines()[0], 60) if source.strip() else ""
+        found = set()
+        for line in source.split("\n"):
+            m = _ASSIGN.match(line)
+            if m and m.group(1) in wanted:
+                found.add(m.group(1))
+        hit = tuple(v for v in variables if v in found)
+        start = source.lstrip()
+        first = _clean(start[:4096].splitlines()[0], 60) if start else ""
         notes[index] = (hit, first)
     return notes
 
@@ -447,6 +495,13 @@ def _answers(path: pathlib.Path) -> tuple[dict | None, str]:
     raw = sandbox.read_file(path, MAX_ANSWERS_BYTES)
     if raw is None:
         return None, "missing" if not os.path.lexists(path) else "unreadable"
+    return _answers_of(raw)
+
+
+def _answers_of(raw: bytes | None) -> tuple[dict | None, str]:
+    """:func:`_answers` of the bytes the box sent (``None``: it had none it could send)."""
+    if raw is None:
+        return None, "unreadable"
     if not raw:
         return None, "missing"
     try:
@@ -521,7 +576,7 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     forms_only = solutions is None
     subs: list[Submission] = []
     todo: list[tuple[Submission, pathlib.Path]] = []
-    read: dict = {}  # login -> files read
+    found: list = []  # (sub, path, refusal) of every submission of this shard, identified, not yet read
     for path, root, refusal in collect(paths):
         sub = Submission(path=shown(path))
         try:
@@ -531,16 +586,24 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
             subs.append(sub)
             if roster is not None and sub.login:
                 sub.name = roster.names.get(sub.login, "")
-            if sub.login is not None:
-                read[sub.login] = read.get(sub.login, 0) + 1
-                if read[sub.login] > budget.files:
-                    refusal = f"refused: not read, {sub.login} handed in more than {budget.files} files"
+            found.append((sub, path, refusal))
+        except Exception as e:  # one notebook never stops the class
+            sub.status = CRASHED
+            sub.messages.append(f"could not be read ({type(e).__name__})")
+            if sub not in subs:
+                subs.append(sub)
+    chosen = _files_read(found, budget, known)
+    for sub, path, refusal in found:
+        try:
+            if sub.login is not None and id(sub) not in chosen and not refusal:
+                refusal = (f"refused: not read, {sub.login} handed in more than {budget.files} files or "
+                           f"{budget.read_mb:g} MiB of notebooks (the latest are read)")
             if refusal:
                 sub.status = REFUSED if refusal.startswith("refused") else NOT_A_NOTEBOOK
                 sub.messages.append(refusal)
                 sub.assignment = match_assignment(path, None, known, [])
             else:
-                nb, _, problem = read_notebook(path)
+                nb, _, problem, digest = _read(path)
                 sub.assignment = match_assignment(path, nb, known, sub.messages)
                 if problem:
                     sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
@@ -554,9 +617,9 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                                         "instructor's checkout (the student repository has no solutions/)")
                 elif not forms_only and sub.login is None:
                     sub.status = UNIDENTIFIED  # whose variant to grade is unknown: not run
-                else:
-                    todo.append((sub, path))
-                del nb  # read again when it runs: one notebook held at a time
+                else:  # what step 1 needs of it: the file as read, and its cells' notes
+                    todo.append((sub, _Copy(path, digest, cell_notes(nb, get_set(sub.assignment).variables))))
+                del nb  # one notebook held at a time
             if sub.assignment is not None:
                 sub.questions = [Question(q.name, q.points) for q in get_set(sub.assignment).questions]
                 if sub.status != GRADED:
@@ -564,8 +627,6 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
         except Exception as e:  # one notebook never stops the class
             sub.status = CRASHED
             sub.messages.append(f"could not be read ({type(e).__name__})")
-            if sub not in subs:
-                subs.append(sub)
     _mark_counted(subs, forms_only, deadlines or Deadlines())
     isolation = "nothing was run"
     if todo:
@@ -573,6 +634,48 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                                          hide=hide, budget=budget, progress=progress)
     subs.sort(key=lambda s: s.path)
     return subs, isolation
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A notebook to run: its path, the SHA-256 of the nbformat 4 bytes read (``None``: converted
+    from nbformat 3, so read again) and its :func:`cell_notes`."""
+
+    path: pathlib.Path
+    digest: str | None
+    notes: dict
+
+
+def _files_read(found: list, budget: Budget, known) -> set:
+    """``id`` of the submissions read: per student the latest ``budget.files`` of them, at most
+    ``budget.read_mb`` MiB in all (sizes from the folder, before a byte is read), by
+    :attr:`Submission.recency` (never the path order), each set's latest first (the set as
+    the file and folder names tell it), then each set's next latest, ... so that the copy
+    that counts is read however many copies there are."""
+    by: dict = {}
+    for sub, path, _ in found:
+        if sub.login is not None:
+            by.setdefault(sub.login, []).append((sub, path))
+    chosen: set = set()
+    for items in by.values():
+        items.sort(key=lambda item: item[0].recency, reverse=True)
+        rank, seen = {}, {}
+        for sub, path in items:
+            guess = match_assignment(path, None, known, [])
+            seen[guess] = rank[id(sub)] = seen.get(guess, 0) + 1
+        size = {}
+        for sub, path in items:
+            try:
+                size[id(sub)] = os.lstat(path).st_size
+            except OSError:
+                size[id(sub)] = 0
+        left, count = budget.read_mb * (1 << 20), 0
+        for i in sorted((id(sub) for sub, _ in items), key=lambda i: rank[i]):
+            if count < budget.files and size[i] <= left:
+                chosen.add(i)
+                count += 1
+                left -= size[i]
+    return chosen
 
 
 def _identify(sub: Submission, origin, student: str | None, forms_only: bool) -> None:
@@ -650,21 +753,33 @@ class _Job:
             self.proc.wait()
 
     def reports(self) -> list:
-        """Step 1: the exit statuses the box reported since the last call, in order: ``<k> <status>``
-        lines for notebook k = 1, 2, ... in turn; ``None`` for a line that is not the next one's."""
-        try:
-            self.lines += os.read(self.proc.stdout.fileno(), 1 << 12)
-        except BlockingIOError:
-            pass
+        """Step 1: what the box reported since the last call, in order: ``(status, answers bytes
+        or None)`` for notebook k = 1, 2, ... in turn (a ``<k> <status> <n>`` line and ``n``
+        bytes); ``None`` for what is not the next one's report."""
+        while True:
+            try:
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            self.lines += chunk
+            if len(self.lines) > MAX_ANSWERS_BYTES + 64:
+                break
         out = []
-        while b"\n" in self.lines or len(self.lines) > 64:
-            line, _, rest = bytes(self.lines).partition(b"\n")
-            self.lines = bytearray(rest)
-            m = re.fullmatch(rb"(\d{1,4}) (-?\d{1,4})", line)
-            if not m or int(m[1]) != self.k + 1 + len(out):
+        while True:
+            end = self.lines.find(b"\n", 0, 64)
+            if end < 0:
+                return [*out, None] if len(self.lines) > 64 else out
+            m = re.fullmatch(rb"(\d{1,4}) (-?\d{1,4}) (-1|\d{1,7})", bytes(self.lines[:end]))
+            if not m or int(m[1]) != self.k + 1 + len(out) or int(m[3]) > MAX_ANSWERS_BYTES:
                 return [*out, None]
-            out.append(int(m[2]))
-        return out
+            n = int(m[3])
+            if len(self.lines) < end + 1 + max(n, 0):
+                return out  # the rest of its answers is on its way
+            data = bytes(self.lines[end + 1:end + 1 + n]) if n >= 0 else None
+            del self.lines[:end + 1 + max(n, 0)]
+            out.append((int(m[2]), data))
 
 
 def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget, progress) -> str:
@@ -705,10 +820,10 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
     running: list[_Job] = []
     done, total = 0, sum(len(items) for _, items in queue)
 
-    def finish(job: _Job, rc) -> None:  # the notebook job.k of a step 1 ended (rc None: stopped)
+    def finish(job: _Job, rc, data=None) -> None:  # the notebook job.k of a step 1 ended (rc None: stopped)
         nonlocal done
         done += 1
-        ready = _finish_step1(job, rc, limits, solutions, secret)
+        ready = _finish_step1(job, rc, limits, solutions, secret, data)
         if ready is not None:
             judged.setdefault(job.who, []).append(ready)
         sub = job.subs[job.k][0]
@@ -746,12 +861,12 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                 try:
                     if job.phase == "run":
                         ended = job.proc.poll() is not None
-                        for rc in job.reports():
-                            if rc is None:  # not the line expected: stop the box, as if it had ended
+                        for report in job.reports():
+                            if report is None:  # not the report expected: stop the box, as if it had ended
                                 job.kill()
                                 ended = True
                                 break
-                            finish(job, rc)
+                            finish(job, *report)
                         if job.k == len(job.subs):
                             ended = True
                         if not ended and time.monotonic() - job.since <= limits.timeout_s and not over:
@@ -766,7 +881,7 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
                         job.kill()
                         if job.k < len(job.subs):  # the notebook running now failed; the rest go on in a new box
                             stopped = job.over_budget or time.monotonic() - job.since > limits.timeout_s
-                            finish(job, None if stopped else job.proc.returncode)
+                            finish(job, None if stopped else job.proc.returncode, b"")
                             if job.k < len(job.subs):
                                 queue.insert(0, (job.who, job.subs[job.k:]))
                     else:
@@ -792,21 +907,33 @@ def _run_step1_and_judge(todo, *, solutions, limits, jobs, secret, hide, budget,
 
 
 def _start_step1(box, items: list, who: str, limits) -> _Job | None:
-    """One box running the student's notebooks ``items`` (``(sub, path)``), in order."""
+    """One box running the student's notebooks ``items`` (``(sub, _Copy)``), in order: each is
+    given to the box as the bytes that were read and checked (no second parse), or, converted
+    from nbformat 3, written again."""
     import nbformat
 
     run, notes, slugs = [], [], []
     folder = None
-    for sub, path in items:
+    for sub, copy in items:
         try:
             folder = folder or pathlib.Path(tempfile.mkdtemp(prefix="job-", dir=box.base))
-            nb, _, problem = read_notebook(path)
-            if problem:
-                raise ValueError(problem)
-            notes.append(cell_notes(nb, get_set(sub.assignment).variables))
-            (folder / f"{len(run) + 1}.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
-            del nb
-            run.append((sub, path))
+            target = folder / f"{len(run) + 1}.ipynb"
+            if copy.digest is not None:
+                data, _, problem = _read_bytes(copy.path, MAX_NOTEBOOK_BYTES)
+                if problem is None and hashlib.sha256(data).hexdigest() != copy.digest:
+                    problem = "the file changed after it was read"
+                if problem:
+                    raise ValueError(problem)
+                target.write_bytes(data)
+                del data
+            else:
+                nb, _, problem = read_notebook(copy.path)
+                if problem:
+                    raise ValueError(problem)
+                target.write_text(nbformat.writes(nb), encoding="utf-8")
+                del nb
+            notes.append(copy.notes)
+            run.append((sub, copy))
             slugs.append(sub.assignment)
         except Exception as e:
             sub.status = CRASHED
@@ -815,8 +942,7 @@ def _start_step1(box, items: list, who: str, limits) -> _Job | None:
         if not run:
             raise ValueError("nothing to run")
         argv = sandbox.python_argv("grading.runner", "--serve", *slugs)
-        proc = box.popen(argv, job_dir=folder, limits=limits, stdout=subprocess.PIPE,
-                         outputs=[f"{k}.json" for k in range(1, len(run) + 1)])
+        proc = box.popen(argv, job_dir=folder, limits=limits, stdout=subprocess.PIPE)
         os.set_blocking(proc.stdout.fileno(), False)
     except Exception as e:
         for sub, _ in run:
@@ -830,12 +956,13 @@ def _start_step1(box, items: list, who: str, limits) -> _Job | None:
     return job
 
 
-def _finish_step1(job: _Job, rc, limits, solutions, secret) -> dict | None:
+def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = b"") -> dict | None:
     """Read what notebook ``job.k`` exported (``rc``: its exit status; ``None``: stopped, still
-    running); the judge's job for it, validated (``None`` when it failed)."""
+    running; ``raw``: the answers the box sent, ``None``: none it could send); the judge's job for
+    it, validated (``None`` when it failed)."""
     sub = job.subs[job.k][0]
     sub.seconds = round(time.monotonic() - job.since, 1)
-    data, why = _answers(job.folder / f"{job.k + 1}.json") if rc is not None else (None, "")
+    data, why = _answers_of(raw) if rc is not None else (None, "")
     if data is None:
         sub.status = TIMEOUT if rc is None else CRASHED
         if rc is None and job.over_budget:

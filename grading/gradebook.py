@@ -173,14 +173,21 @@ def _md(text: str) -> str:
 
 def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:
     """A student's feedback: the total, every set (handed in or not), and per question the points
-    and what was wrong (no expected value given away)."""
+    and what was wrong (no expected value given away) of the copy that counts only. Other
+    copies of a set are listed by name, never scored: their scores, one copy per option,
+    would tell which option is right."""
     lines = [f"# Grading feedback for {_md(login)}", ""]
     if entry is not None:
         lines += [f"Total {_fmt(entry['score'])} / {_fmt(entry['possible'])} over {len(entry['sets'])} set(s).", ""]
         missing = [slug for slug, c in entry["sets"].items() if c["path"] is None]
         if missing:
             lines += ["Not handed in (each scores 0): " + ", ".join(missing) + ".", ""]
+    counted = {s.get("assignment") for s in subs if s.get("counted") and s.get("assignment")}
+    others: dict = {}
     for s in sorted(subs, key=lambda r: (r.get("assignment") or "", r["path"])):
+        if s.get("assignment") in counted and not s.get("counted"):
+            others.setdefault(s["assignment"], []).append(_md(pathlib.Path(s["path"]).name))
+            continue
         head = f"## {s.get('assignment') or 'unknown set'}: {_md(pathlib.Path(s['path']).name)}"
         lines += [head, "", f"Status: {s['status']}" + ("" if s.get("counted") else " (not counted)")
                   + f". Score {_fmt(s['score'])} / {_fmt(s['possible'])}.", ""]
@@ -193,6 +200,9 @@ def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:
                 note = "; ".join(_md(m) for m in q["messages"]) or ("correct" if q["score"] == q["possible"] else "")
                 lines.append(f"| {name} | {_fmt(q['score'])} | {_fmt(q['possible'])} | {note} |")
             lines.append("")
+    for slug, names in sorted(others.items()):
+        lines += [f"## {slug}: other copies (not counted, not scored)", "",
+                  ", ".join(names[:50]) + (f" and {len(names) - 50} more" if len(names) > 50 else "") + ".", ""]
     return "\n".join(lines)
 
 

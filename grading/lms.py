@@ -42,8 +42,10 @@ never used: a ``git clone`` or an unzip resets them.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import pathlib
 import re
+import stat
 from dataclasses import dataclass
 
 from lanes.exercises.variants import check_login
@@ -52,13 +54,19 @@ from .roster import Roster, name_key, nfc
 
 __all__ = ["Origin", "Exports", "copy_number"]
 
-#: Largest ``submission_metadata.yml`` read (bytes).
-MAX_METADATA_BYTES = 16 << 20
+#: Largest ``submission_metadata.yml`` read (bytes; its size is checked before it is read: about
+#: 10,000 submissions' entries, some 2 s of libyaml), and how many are read in one run.
+MAX_METADATA_BYTES = 2 << 20
+MAX_METADATA_FILES = 16
 
 CANVAS = re.compile(r"^(?P<who>[^_]+)_(?:(?P<late>LATE)_)?(?P<uid>\d+)_(?P<fid>\d+)_(?P<file>.+)$")
 MOODLE = re.compile(r"^(?P<who>.+?)_(?P<pid>\d+)_assign(?:submission|feedback)_[a-z]+_(?P<file>.*)$")
 GRADESCOPE = re.compile(r"^submission_(?P<id>\d+)$")
 _COPY = re.compile(r"(?:[-_ ]copy(?P<a>\d*)|\s*\((?P<b>\d+)\)|-(?P<c>\d+))$", re.I)
+
+
+class _NotRead(Exception):
+    """A ``submission_metadata.yml`` beyond the limits: why it was not read."""
 
 
 @dataclass(frozen=True)
@@ -282,17 +290,25 @@ class Exports:
             try:
                 import yaml
 
-                with open(path, "rb") as f:
+                if len(self._meta) >= MAX_METADATA_FILES:
+                    raise _NotRead(f"not read: more than {MAX_METADATA_FILES} in one run")
+                with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+                    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                        raise _NotRead("not read: not a regular file")
+                    if os.fstat(f.fileno()).st_size > MAX_METADATA_BYTES:
+                        raise _NotRead(f"not read: larger than {MAX_METADATA_BYTES >> 20} MiB")
                     data = f.read(MAX_METADATA_BYTES + 1)
                 if len(data) > MAX_METADATA_BYTES:
-                    raise ValueError("too large")
-                meta = yaml.safe_load(data.decode("utf-8"))
+                    raise _NotRead(f"not read: larger than {MAX_METADATA_BYTES >> 20} MiB")
+                meta = yaml.load(data.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
                 self._meta[key] = meta if isinstance(meta, dict) else "submission_metadata.yml is not a mapping"
             except FileNotFoundError:
                 self._meta[key] = ("a Gradescope export's folder: keep submission_metadata.yml beside the "
                                    "submission_<id> folders")
             except ImportError:
                 self._meta[key] = "reading submission_metadata.yml needs PyYAML (pip install pyyaml)"
+            except _NotRead as e:
+                self._meta[key] = f"submission_metadata.yml {e}"
             except Exception as e:  # a broken file: every submission of it is unidentified, with one reason
                 self._meta[key] = f"submission_metadata.yml could not be read ({type(e).__name__})"
         return self._meta[key]

@@ -37,9 +37,11 @@ that is not ``ok``, and the child and everything it started are killed.
 The hidden scenario (its seed above all) never leaves this process: the
 child gets no arguments and no environment that carry it, and a future
 arrival is never sent before its tick.  Nothing the policy chooses comes back
-in a verdict: a verdict is one of the judge's fixed texts (at most the name
-of the rule broken; no exception name, no tick, no id), so a policy cannot
-smuggle what it saw of a hidden day into the student's report.
+to the student: a failing day is one of a few :data:`VERDICTS` (it crashed, it
+took too long, it gave an invalid decision), said once per set by
+:func:`compare_on_days`, with no day, tick, id, exception or rule in it, so a policy
+cannot smuggle what it saw of a hidden day into the student's report by choosing
+how to fail (``Verdict.reason`` names the rule broken, for the instructor's tools).
 
 Once the policy's source is about to run, the child binds itself with a
 seccomp filter (:func:`_guard`): the kernel then refuses it every system
@@ -53,8 +55,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -79,27 +83,39 @@ class JudgeLimits:
     Attributes
     ----------
     decision_s : float
-        Wall-clock time the policy may take to answer one tick, s.
+        Wall-clock backstop for the policy's answer to one tick, s (a policy that
+        sleeps; what it computes is bounded by ``cpu_s``).
     startup_s : float
-        Time to start the child and load the policy, s.
+        Wall-clock backstop to start the child and load the policy, s.
     run_s : float or None
-        Wall-clock time for the whole run after start-up, s; ``None``:
-        10 s plus 5 ms per tick (generous: a busy grading machine must not
-        fail an honest policy; a 6-hour day is judged in a few seconds).
+        Wall-clock backstop for the whole run after start-up, s; ``None``: 60 s
+        plus 10 times the CPU limit (generous: a machine at load 20 must not fail an
+        honest policy, whose limit is its CPU time).
+    cpu_s : float or None
+        CPU time of the policy's process for one day (loading it included), s, enforced
+        by the kernel (``RLIMIT_CPU``, which the policy cannot raise); ``None``: 10 s
+        plus 5 ms per tick (a 6-hour day needs a few seconds).
     line_bytes : int
         Longest answer line accepted, bytes.
     memory_mb : int
         Memory of the child, MiB.
     """
 
-    decision_s: float = 2.0
-    startup_s: float = 20.0
+    decision_s: float = 30.0
+    startup_s: float = 60.0
     run_s: float | None = None
     line_bytes: int = 1 << 16
     memory_mb: int = 768
+    cpu_s: float | None = None
+
+    def cpu_limit_s(self, ticks: int) -> int:
+        """The day's CPU limit, whole seconds (as ``RLIMIT_CPU`` counts)."""
+        import math
+
+        return max(1, math.ceil(self.cpu_s if self.cpu_s is not None else 10.0 + 0.005 * ticks))
 
     def run_limit_s(self, ticks: int) -> float:
-        return self.run_s if self.run_s is not None else 10.0 + 0.005 * ticks
+        return self.run_s if self.run_s is not None else 60.0 + 10.0 * self.cpu_limit_s(ticks)
 
 
 @dataclass(frozen=True)
@@ -125,6 +141,9 @@ class Verdict:
     timed_out : bool
         The run ended because the policy took too long (to load, to answer a
         tick, or in all).
+    kind : str
+        What the judge saw, one of :data:`VERDICTS`' keys (``""`` when ``ok``): the
+        only part of a failure that reaches the student.
     """
 
     ok: bool
@@ -135,14 +154,35 @@ class Verdict:
     n_arrivals: int = 0
     n_admitted: int = 0
     timed_out: bool = False
+    kind: str = ""
+
+
+#: The texts a student sees for a day the policy failed, by what the judge saw: a few fixed
+#: ones, so that a policy choosing how to fail from what it saw of a hidden day carries out at
+#: most which of them occurred in the set (each is said once per set; see compare_on_days).
+VERDICTS = {
+    "crash": "on a hidden day the policy crashed (it could not be loaded, raised an exception, or its process ended)",
+    "timeout": "on a hidden day the policy took too long (to load, to decide, or in all)",
+    "invalid": "on a hidden day the policy gave an invalid decision (one the interface's rules refuse, "
+               "or an answer that is not a decision)",
+    "differs": "on a hidden day the policy ran, but its waits, evictions or batch output differ from the rule's",
+    "judge": "the judge could not run the policy on this machine (tell your instructor)",
+}
 
 
 class _Fail(Exception):
-    """Ends a judged run: the message is the verdict's reason."""
+    """Ends a judged run: the message is the verdict's reason, ``kind`` a key of :data:`VERDICTS`."""
+
+    def __init__(self, reason: str, kind: str = "invalid") -> None:
+        super().__init__(reason)
+        self.kind = kind
 
 
 class _TooLong(_Fail):
     """Ends a judged run that ran past one of its time limits."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "timeout")
 
 
 def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=None,
@@ -182,15 +222,18 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
     try:
         pipe = host.pipe()
         hello = {"source": source, "slots": scenario.slots, "preempt_cost_s": scenario.preempt_cost_s,
-                 "backlog": backlog}
+                 "backlog": backlog, "cpu_s": limits.cpu_limit_s(scenario.ticks)}
         pipe.send(json.dumps(hello) + "\n", began + limits.startup_s)
         hello = pipe.receive(began + limits.startup_s)
+        if hello == ["cpu"]:
+            raise _TooLong("the policy used more than its CPU time while starting")
         if hello == ["error", "guard"]:
-            raise _Fail("the judge could not restrict the policy's process on this machine")
+            raise _Fail("the judge could not restrict the policy's process on this machine", "judge")
         if type(hello) is list and len(hello) == 2 and hello[0] == "error":
-            raise _Fail("the policy could not be loaded (its code raised an exception)")
+            raise _Fail("the policy could not be loaded (its code raised an exception)", "crash")
         if hello != ["ready"]:
-            raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)")
+            raise _Fail("the policy did not start (it should define one class with decide(obs), or one function)",
+                        "crash")
         remote = _Remote(pipe, limits.decision_s, time.perf_counter() + limits.run_limit_s(scenario.ticks))
         try:
             result = simulate(scenario, remote, stream=stream)
@@ -204,10 +247,10 @@ def judge(source: str, scenario, *, limits: JudgeLimits = JudgeLimits(), stream=
         return verdict
     except _Fail as exc:
         return Verdict(False, str(exc), None, remote.t if remote else 0, time.perf_counter() - began,
-                       timed_out=isinstance(exc, _TooLong))
+                       timed_out=isinstance(exc, _TooLong), kind=exc.kind)
     except OSError:  # the pipe broke: the child is gone
         return Verdict(False, "the policy's process ended", None, remote.t if remote else 0,
-                       time.perf_counter() - began)
+                       time.perf_counter() - began, kind="crash")
     finally:
         if own or not ok:
             host.close()
@@ -284,7 +327,9 @@ class _Remote:
 def _decision(answer: object, t: int) -> Decision:
     """The decision in a child's answer for tick ``t``, or :class:`_Fail` saying what is wrong."""
     if type(answer) is list and len(answer) == 2 and answer[0] == "error":
-        raise _Fail("the policy raised an exception")
+        raise _Fail("the policy raised an exception", "crash")
+    if answer == ["cpu"]:  # the host's word: the day's process was stopped at its CPU limit
+        raise _TooLong("the policy used more than its CPU time while running")
     if answer == [t, "decision-type"]:
         raise _Fail(_broke("decision-type"))
     if type(answer) is not list or len(answer) != 3 or type(answer[1]) is not list or type(answer[2]) is not list:
@@ -327,7 +372,7 @@ class _Pipe:
             except BlockingIOError:
                 left = deadline - time.perf_counter()
                 if left <= 0 or not self.poll_out.poll(max(1, int(left * 1000) + 1)):
-                    raise _Fail("the policy's process stopped reading") from None
+                    raise _Fail("the policy's process stopped reading", "timeout") from None
 
     def receive(self, deadline: float, t: int | None = None) -> object:
         where = "while starting" if t is None else "while running"
@@ -347,7 +392,7 @@ class _Pipe:
                 raise _TooLong(f"the policy took too long {where}")
             data = os.read(self.read_fd, 1 << 16)
             if not data:
-                raise _Fail(f"the policy's process ended {where}")
+                raise _Fail(f"the policy's process ended {where}", "crash")
             self.buf += data
 
 
@@ -496,7 +541,13 @@ def _child_main() -> int:
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:  # the day did not end with "bye" (or no day came)
+        code = os.waitstatus_to_exitcode(status)
+        if code in (-signal.SIGXCPU, -signal.SIGKILL):  # its CPU limit (soft, then hard): say so
+            try:
+                os.write(1, b'["cpu"]\n')
+            except OSError:
+                pass
+        if code != 0:  # the day did not end with "bye" (or no day came)
             return 1
 
 
@@ -508,6 +559,8 @@ def _day() -> int:
     for fd in (0, 1, 2):  # the policy's prints and reads go nowhere; only this code uses the pipe
         os.dup2(devnull, fd)
     hello = json.loads(inp.readline())
+    cpu = int(hello["cpu_s"])  # the kernel stops this process there (SIGXCPU, then SIGKILL)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     board = Board(hello["slots"], hello["preempt_cost_s"])
     for service_s in hello["backlog"]:
         board.add_batch(service_s, 0)
@@ -569,31 +622,34 @@ def compare_on_days(source: str | list, days: list, policy: object, *, limits: J
 
     Returns, per day, whether the judged row equals the engine's row for
     ``policy`` (a built-in spec with ``extensions``, or a reference scheduler),
-    and a message without the expected values; ``limits`` are each run's.  ``expected``: the rule's
-    rows on the days, without ``policy``, when the caller has them already (else simulated here).
-    Once the policy runs out of time on a day it is not run on the days after (each would cost the
-    same wait again): those days fail with a message that says so.
+    and a message: one of :data:`VERDICTS` (no expected value, no day), each said on the first
+    day it applies only (the others' messages are empty), so that what reaches the student
+    is which of a few things happened, never a choice per day.  ``limits`` are each run's.
+    ``expected``: the rule's rows on the days, without ``policy``, when the caller has them
+    already (else simulated here). Once the policy runs out of time on a day it is not run on
+    the days after (each would cost the same wait again): they fail too, silently.
     """
     from lanes.exercises.source import source_text
     from lanes.pool.engine import simulate
 
-    out: list[tuple[bool, str]] = []
+    kinds: list[str] = []  # per day: "" (the rule's row), or what went wrong
     source = source_text(source)
     host = _Host(limits)  # one box for the days, a fresh fork of its child for each
     try:
         for i, day in enumerate(days, 1):
             verdict = judge(source, day, limits=limits, host=host)
             if not verdict.ok:
-                out.append((False, f"hidden day {i}: {verdict.reason}"))
+                kinds.append(verdict.kind or "crash")
                 if verdict.timed_out:
-                    out += [(False, f"hidden day {k}: not run (the policy ran out of time on hidden day {i})")
-                            for k in range(i + 1, len(days) + 1)]
+                    kinds += ["timeout"] * (len(days) - i)
                     break
                 continue
             want = expected[i - 1] if expected is not None else figures(simulate(day, policy, **extensions).row())
-            same = figures(verdict.row) == want
-            out.append((same, "" if same else f"hidden day {i}: the policy ran, but its waits, evictions or batch "
-                                              "output differ from the rule's"))
+            kinds.append("" if figures(verdict.row) == want else "differs")
     finally:
         host.close()
+    out, said = [], set()
+    for kind in kinds:
+        out.append((not kind, "" if not kind or kind in said else VERDICTS[kind]))
+        said.add(kind)
     return out

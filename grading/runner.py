@@ -62,8 +62,16 @@ def export(namespace: dict, path: str, slug: str, errors: list) -> None:
     student = namespace.get("STUDENT", "")
     data = {"answers": answers, "refused": refused, "errors": errors,
             "student": student if type(student) is str else None}
+    text = json.dumps(data)
+    folder = os.path.dirname(path)
+    if folder == ANSWERS:  # the box's answers file system is for this file alone: room for it
+        for name in os.listdir(folder):
+            if name != os.path.basename(path):
+                from .sandbox import remove_tree
+
+                remove_tree(os.path.join(folder, name))
     with open(path, "w") as f:
-        json.dump(data, f)
+        f.write(text)
 
 
 class _NoChecks:
@@ -151,7 +159,9 @@ def main(argv: list | None = None) -> int:
 
 
 #: The folders a notebook may write to in its box (the job folder, the box's tmpfs scratch folders).
-WRITABLE = ("/job", "/tmp", "/var/tmp", "/dev/shm")
+WRITABLE = ("/job", "/tmp", "/var/tmp", "/dev/shm", "/answers")
+#: Where a notebook's answers file is written in the box (:data:`grading.sandbox.ANSWERS`).
+ANSWERS = "/answers"
 
 
 def serve(slugs: list) -> int:
@@ -161,17 +171,24 @@ def serve(slugs: list) -> int:
     it starts in the state this process has after importing ``lanes``, and whatever it does
     to modules, the process or its limits goes with its fork. After each, every other process
     of the box is killed and what the notebook wrote is removed (:func:`_reset`), so the next
-    one starts as in a box of its own; then the line ``<k> <exit status>`` (negative: the
-    signal that stopped it) goes to stdout, for the grader, which times each notebook by these
-    lines and stops the whole box when one runs too long. The notebook cannot write on that
+    one starts as in a box of its own; then the line ``<k> <exit status> <n>`` (negative: the
+    signal that stopped it) and the ``n`` bytes of its answers file (``-1``: none that can be
+    read, over :data:`MAX_ANSWERS_BYTES`) go to stdout, for the grader, which times each
+    notebook by these and stops the whole box when one runs too long. The answers file is written
+    in the box's own 2 MiB file system :data:`ANSWERS` (the export clears it first, so a
+    notebook that filled the others still hands its answers in) and goes with the box:
+    nothing the box writes reaches the grader's disk. The notebook cannot write on that
     pipe (its stdout is ``/dev/null``, and the pipe is root's when the grader runs as root, so
     ``/proc/<pid>/fd`` does not open it); it can kill this process, which ends the box, and
     the grader goes on with the student's other notebooks in a new one. Each notebook's
-    answers file is emptied before it starts, whatever an earlier one wrote there.
+    answers file is emptied before it starts, whatever an earlier one wrote there. This process
+    is made undumpable before any notebook runs (:func:`_undumpable`), so a notebook can neither
+    attach to it nor open its memory.
     """
     if os.getpid() != 2 or os.getppid() != 1:  # kill(-1) below must reach only this box's processes
         print("--serve runs only as the first process of a grading box (bubblewrap's pid 2)", file=sys.stderr)
         return 2
+    _undumpable()
     import codeop, inspect, linecache, types  # noqa: F401,E401 - what every notebook imports, once
     # what most sets use (the slot pool) or several do (the GPU's steps, the table, the queueing formulas)
     import lanes.exercises, lanes.gpu.steps, lanes.pool.engine, lanes.pool.erlang, lanes.pool.table  # noqa: F401,E401
@@ -179,33 +196,78 @@ def serve(slugs: list) -> int:
     # A simulated day makes many small records and no cycles: the cycle collector, run every 700
     # of them, took 7% of the masters' CPU here; every 20,000, about 3% (it still runs).
     gc.set_threshold(20_000, 10, 10)
-    keep = {name for k in range(1, len(slugs) + 1) for name in (f"{k}.ipynb", f"{k}.json")}
+    keep = {f"{k}.ipynb" for k in range(1, len(slugs) + 1)}  # (an answers file left by another goes)
     for k, slug in enumerate(slugs, 1):
-        open(f"/job/{k}.json", "w").close()  # empty, whatever an earlier notebook wrote there
+        open(f"{ANSWERS}/{k}.json", "w").close()  # empty, whatever an earlier notebook wrote there
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the fork, which never returns here
             code = 1
             try:
-                code = main([f"/job/{k}.ipynb", f"/job/{k}.json", slug])
+                code = main([f"/job/{k}.ipynb", f"{ANSWERS}/{k}.json", slug])
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
+        _kill_the_rest()  # before its answers are read: nothing it left can change them now
+        data = _exported(f"{ANSWERS}/{k}.json")
         _reset(keep)
-        print(k, os.waitstatus_to_exitcode(status), flush=True)
+        out = f"{k} {os.waitstatus_to_exitcode(status)} {-1 if data is None else len(data)}\n".encode()
+        os.write(1, out + (data or b""))  # (a pipe: the grader reads all of it)
+        try:
+            os.unlink(f"{ANSWERS}/{k}.json")
+        except OSError:
+            pass
     return 0
+
+
+#: Largest answers file a notebook's export may leave (bytes): what the server sends on.
+MAX_ANSWERS_BYTES = 1 << 20
+
+
+def _exported(path: str) -> bytes | None:
+    """The bytes of the answers file ``path`` (in the box's sized tmpfs), ``b""`` when missing,
+    ``None`` when it is not a regular file or larger than :data:`MAX_ANSWERS_BYTES`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        return None
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ANSWERS_BYTES:
+            return None
+        chunks, size = [], 0
+        while size <= MAX_ANSWERS_BYTES:
+            b = os.read(fd, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+        return None if size > MAX_ANSWERS_BYTES else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _undumpable() -> None:
+    """Make this process not dumpable (``PR_SET_DUMPABLE`` 0), before any student code runs: a
+    notebook (a fork of it, its uid) can then neither attach to it nor open its ``/proc/<pid>/mem``
+    (the box's system call filter refuses ``ptrace`` besides)."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
 def _reset(keep: set) -> None:
     """Kill every process of the box but this one (and bubblewrap's pid 1), then empty :data:`WRITABLE`
-    but for the files ``keep`` of the job folder (the notebooks and their answers)."""
+    but for the files ``keep`` of the job folder (the notebooks)."""
     from .sandbox import remove_tree
 
-    for _ in range(1000):
-        try:
-            os.kill(-1, signal.SIGKILL)  # every process this one may signal: the box's, in its PID namespace
-        except ProcessLookupError:
-            break
-        time.sleep(0.001)  # until they are gone and pid 1 has reaped them
+    _kill_the_rest()
     for folder in WRITABLE:
         try:
             names = os.listdir(folder)
@@ -214,6 +276,16 @@ def _reset(keep: set) -> None:
         for name in names:
             if folder != "/job" or name not in keep:
                 remove_tree(os.path.join(folder, name))
+
+
+def _kill_the_rest() -> None:
+    """Kill every process of the box but this one (and bubblewrap's pid 1)."""
+    for _ in range(1000):
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process this one may signal: the box's, in its PID namespace
+        except ProcessLookupError:
+            break
+        time.sleep(0.001)  # until they are gone and pid 1 has reaped them
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
   PID namespace goes, and with it every process it started (``--die-with-parent`` too);
 - ``--new-session`` (no terminal injection), no capabilities, no-new-privileges (no setuid);
   a system call filter (:func:`seccomp_program`) refuses the memory no rlimit counts
-  (``memfd_create``, SysV ``shmget``) and other machines' call conventions;
+  (``memfd_create``, SysV ``shmget``), reaching into the box's other processes (``ptrace``,
+  ``process_vm_readv``/``writev``; bubblewrap's pid 1's memory is covered too) and other
+  machines' call conventions;
 - its root holds only what a Python job needs: the interpreter's prefixes and the system
   libraries read-only, copies of ``lanes`` and ``grading`` read-only at :data:`SITE`, its own
-  ``/proc`` and ``/dev``, and size-limited private file systems (tmpfs) at :data:`JOB`,
-  ``/tmp``, ``/var/tmp`` and ``/dev/shm``: the files the caller put in the job folder are
+  ``/proc`` and ``/dev`` (the root and ``/dev`` read-only), and size-limited private file
+  systems (tmpfs) at :data:`JOB`, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and :data:`ANSWERS`
+  (2 MiB, for what the job hands back through its pipe): the files the caller put in the job folder are
   bound into :data:`JOB` one by one (read-only, but for the ``outputs`` it names), and
   whatever else the job writes stays in its tmpfs, so a full disk is the job's own failure
   and it all goes with the box. Nothing else of the disk is there (no checkout, no
@@ -22,7 +25,9 @@ package ``bubblewrap``), started as an unprivileged uid of its own:
 - each job gets a cgroup v2 of its own where the machine allows it (memory for the whole
   job, shared memory included, no swap; a pids limit; one CPU at most and an equal CPU
   weight); elsewhere it falls back to rlimits (address space and CPU time per process,
-  processes per uid) and :func:`cgroup_warning` names what is missing. Either way the
+  processes per uid) at nice 10, so that the grader and its judges come first (each box is a
+  session of its own, which the kernel's autogroup scheduling shares the CPU by), and
+  :func:`cgroup_warning` names what is missing. Either way the
   tmpfs sizes count against the job's memory: each process may map ``memory_mb - tmp_mb``.
 
 Use::
@@ -57,12 +62,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-__all__ = ["Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
+__all__ = ["ANSWERS", "Box", "BoxedProcess", "JOB", "Limits", "SITE", "SandboxError", "bwrap_path",
            "cgroup_warning", "hide", "popen", "python_argv", "read_file", "remove_tree", "seccomp_program",
            "use_site"]
 
 #: Where the job folder appears inside the box (read-write).
 JOB = "/job"
+#: A small private file system of the box's own for what a job hands back (its answers): 2 MiB.
+ANSWERS = "/answers"
+ANSWERS_MB = 2
 #: Where the copies of ``lanes`` and ``grading`` appear inside the box (read-only; put it on ``sys.path``).
 SITE = "/lanes-site"
 
@@ -147,13 +155,15 @@ def remove_tree(path: str | os.PathLike) -> None:
     """Remove ``path`` and everything under it, at any depth, without recursion or following links.
 
     Each pass lifts the folders two levels down to the top (``rename``), so every path used
-    stays short however deep the tree is; what cannot be removed is left and skipped.
+    stays short however deep the tree is; folders are made writable first (one left 0555 by
+    its owner goes too); what cannot be removed is left and skipped.
     """
     top = os.fspath(path)
     try:
         if not stat.S_ISDIR(os.lstat(top).st_mode):
             os.unlink(top)
             return
+        os.chmod(top, 0o700)  # a folder made 0555 (by its owner) is emptied too
     except OSError:
         return
     stuck: set[str] = set()
@@ -175,6 +185,10 @@ def remove_tree(path: str | os.PathLike) -> None:
             if e.name in stuck:
                 continue
             try:
+                os.chmod(e.path, 0o700)
+            except OSError:
+                pass
+            try:
                 with os.scandir(e.path) as it:
                     inner = list(it)
             except OSError:
@@ -183,6 +197,7 @@ def remove_tree(path: str | os.PathLike) -> None:
                 try:
                     if g.is_dir(follow_symlinks=False):
                         lifted += 1
+                        os.chmod(g.path, 0o700)  # (moving a folder writes its "..")
                         os.rename(g.path, os.path.join(top, f"\x01lifted-{lifted}"))
                     else:
                         os.unlink(g.path)
@@ -246,11 +261,15 @@ def _always_hidden() -> list[pathlib.Path]:
 
 #: System calls no job may make, by machine (they fail with EPERM): memory that neither the
 #: address-space limit nor a tmpfs size counts (a ``memfd_create`` file, a SysV shared memory
-#: segment that stays after it is detached), which only a cgroup bounds. Other machines' system
+#: segment that stays after it is detached), which only a cgroup bounds; and reaching into another
+#: process of the box (``ptrace``, ``process_vm_readv``/``writev``: bubblewrap's pid 1 and the
+#: grading server run as the job's uid). Other machines' system
 #: call conventions (i386 on x86_64, x32) are refused whole.
 _DENIED_SYSCALLS = {
-    "x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319}),
-    "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279}),
+    "x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319, "ptrace": 101, "process_vm_readv": 310,
+                            "process_vm_writev": 311}),
+    "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279, "ptrace": 117, "process_vm_readv": 270,
+                             "process_vm_writev": 271}),
 }
 
 
@@ -571,10 +590,13 @@ class Box:
                 else:
                     a += ["--ro-bind", "/dev/null", str(h)]
         a += ["--ro-bind", src(self.site), SITE,
-              "--perms", "0777", "--size", str(max(1, (mb << 20) // 2)), "--tmpfs", JOB]
+              "--perms", "0777", "--size", str(max(1, (mb << 20) // 2)), "--tmpfs", JOB,
+              "--perms", "0777", "--size", str(ANSWERS_MB << 20), "--tmpfs", ANSWERS]
         for name in sorted(os.listdir(job_dir)):  # the caller's files, one by one
             a += ["--bind" if name in outputs else "--ro-bind", src(job_dir / name), f"{JOB}/{name}"]
-        a += ["--chdir", JOB]
+        # bubblewrap's pid 1 runs as the job's uid and cannot be made undumpable: its memory is
+        # covered; the root and /dev are read-only (what a job writes is in its sized tmpfs only)
+        a += ["--ro-bind", "/dev/null", "/proc/1/mem", "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", JOB]
         return a, staged
 
     def _pick_uid(self) -> int:
@@ -690,6 +712,8 @@ class Box:
             resource.setrlimit(resource.RLIMIT_AS, (space, space))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb << 20, limits.file_mb << 20))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if cg is None:  # no cgroup's CPU weight: the job yields to the grader and its judges
+                os.nice(10)
             if root:
                 os.setgroups([])
                 os.setgid(uid)

@@ -66,20 +66,21 @@ def _judge(body: str, scenario=DAY, limits=FAST):
     return online.judge("from lanes.pool.protocol import Decision\n" + textwrap.dedent(body), scenario, limits=limits)
 
 
-def test_a_policy_that_runs_out_of_time_is_not_run_again_on_the_later_days():
+def test_a_policy_that_runs_out_of_time_is_not_run_again_on_the_later_days(monkeypatch):
     """One hidden day's time-out costs the wait once: the days after it fail unrun (a policy
     that spins would spin again), and a rule broken on one day still lets the next day run."""
     days = [DAY] + [lanes.Scenario(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=s)
                     for s in (78, 79)]
     spin = "from lanes.pool.protocol import Decision\ndef decide(obs):\n    while obs.t >= 0:\n        pass\n"
+    judged = []
+    judge = online.judge
+    monkeypatch.setattr(online, "judge", lambda *a, **k: judged.append(1) or judge(*a, **k))
     out = online.compare_on_days(spin, days, "priority", limits=FAST)
-    assert [ok for ok, _ in out] == [False] * 3
-    assert "took too long" in out[0][1], out
-    assert out[1][1] == "hidden day 2: not run (the policy ran out of time on hidden day 1)", out
-    assert out[2][1].startswith("hidden day 3: not run"), out
+    assert len(judged) == 1  # one wait, not three
+    assert out == [(False, online.VERDICTS["timeout"]), (False, ""), (False, "")], out  # said once
     broken = "from lanes.pool.protocol import Decision\ndef decide(obs):\n    return Decision(start=[10**9])\n"
     out = online.compare_on_days(broken, days[:2], "priority", limits=FAST)
-    assert all("not run" not in message for _, message in out) and len(out) == 2, out
+    assert out == [(False, online.VERDICTS["invalid"]), (False, "")], out
 
 
 def _parent(pid: int) -> int:

@@ -157,7 +157,9 @@ def test_verdicts_quote_nothing_the_policy_chose(graded, layout):
     texts = [json.dumps(data)] + [p.read_text() for p in (out / "feedback").iterdir()]
     messages = [m for s in data["submissions"] if s["login"] in ATTACKERS
                 for q in ("q1", "q2") for m in s["questions"][q]["messages"]]
-    assert messages and all(m.startswith("hidden day ") for m in messages), messages
+    from grading.online import VERDICTS
+
+    assert messages and set(messages) <= set(VERDICTS.values()), messages  # the judge's fixed texts only
     for chosen in (str(layout["checkout"]), str(layout["keys"]), str(layout["secret"]), SECRET, "key.py",
                    "wave", "pyproject", "Errno", "Error:"):
         assert not any(chosen in t for t in texts), chosen

@@ -82,7 +82,27 @@ def test_a_students_files_beyond_the_budget_are_listed_not_read(tmp_path):
         (tmp_path / f"copy{i}.ipynb").write_text("not a notebook")
     subs, _ = classroom.grade([tmp_path], solutions=tmp_path, limits=sandbox.Limits(), student="bob",
                               budget=classroom.Budget(files=3), progress=lambda *a: None)
-    assert [s.status for s in subs] == ["not_a_notebook"] * 3 + ["refused"] * 2
-    assert "more than 3 files" in subs[-1].messages[0]
+    # the latest three (here by the path: no copy numbers) are read, the older ones listed
+    assert [s.status for s in subs] == ["refused"] * 2 + ["not_a_notebook"] * 3
+    assert "more than 3 files" in subs[0].messages[0]
     with pytest.raises(ValueError, match="Budget.files must be a whole number >= 1"):
         classroom.Budget(files=0)
+
+
+@pytest.mark.parametrize("copies", [3000])
+def test_the_copy_that_counts_is_read_however_many_copies(tmp_path, copies):
+    """Issue 41: with 3,000 copies the latest (Copy2999) lay beyond the files read in path order."""
+    import nbformat
+
+    from hostile.klass import SLUG, honest
+
+    folder = tmp_path / "bob"
+    folder.mkdir()
+    for i in range(1, copies):
+        (folder / f"{SLUG}-Copy{i}.ipynb").write_text("not a notebook")
+    nbformat.write(honest("bob"), folder / f"{SLUG}-Copy{copies}.ipynb")
+    subs, _ = classroom.grade([folder], solutions=tmp_path, limits=sandbox.Limits(), student="bob",
+                              budget=classroom.Budget(files=200), progress=lambda *a: None)
+    latest = next(s for s in subs if s.path.endswith(f"-Copy{copies}.ipynb"))
+    assert latest.counted and latest.status == "no_key", (latest.status, latest.messages)  # read (no key here)
+    assert sum(s.status != "refused" for s in subs) == 200 and len(subs) == copies
