@@ -10,7 +10,8 @@ which, in ``sets_rule``); a set a student did not hand in scores 0 of its points
 
 **Merging.** :func:`merge` takes the reports of shards 1..N of one class (or one whole-class
 report) and any number of regrade reports (``scope: regrade``), applied in the order given:
-a regrade replaces every row of the students it covers.
+a regrade replaces exactly the (student, set) pairs it graded and keeps the rest, and must
+have been graded under the class's deadline rule (``late_policy``, recorded in every report).
 
 **Gradebook** (UTF-8 with a byte-order mark, so that Excel shows accented names): a row per
 student; per set, a column per question (scores before any late penalty), the set's
@@ -82,9 +83,23 @@ def totals(rep: dict) -> dict:
     return rep
 
 
+def _rule(rep: dict) -> str:
+    rule = rep.get("late_policy")
+    if rule is None:
+        return "no deadline rule recorded"
+    from .deadlines import Deadlines
+
+    return Deadlines.from_dict(rule).describe()
+
+
 def merge(reports: list) -> dict:
     """One report from shards 1..N of one class, with regrade reports folded in (in order);
-    ``ValueError`` if a shard is missing or twice, or an input is not a report."""
+    ``ValueError`` if a shard is missing or twice, an input is not a report, or a regrade was
+    graded under another deadline rule than the class.
+
+    A regrade replaces exactly the (student, set) pairs it graded: that student's rows of
+    those sets; the student's other sets, and everyone else's, stay as the class had them.
+    """
     if not reports:
         raise ValueError("merge needs at least one shard report")
     shards, regrades = [], []
@@ -101,23 +116,42 @@ def merge(reports: list) -> dict:
         except ValueError:
             raise ValueError(f"merge: shard must be K/N (got {r['shard']!r})") from None
         ks.append((k, n))
+    if len(ks) > 1 and all(n == 1 for _, n in ks):
+        raise ValueError(f"merge: got {len(ks)} whole-class reports (shard 1/1 each); a regrade's report is "
+                         "written by grade.py --regrade (or --student LOGIN, or a run over one student's own "
+                         "folder)")
     ns = {n for _, n in ks}
     if len(ns) != 1 or sorted(k for k, _ in ks) != list(range(1, ns.pop() + 1)):
         raise ValueError(f"merge: needs each shard 1..N exactly once (got {', '.join(f'{k}/{n}' for k, n in ks)})")
+    rule = shards[0].get("late_policy")
+    if any(r.get("late_policy") != rule for r in shards):
+        raise ValueError("merge: the shards were graded under different deadline rules (--deadline, --grace, "
+                         "--late): grade them again with the same options")
+    for i, g in enumerate(regrades, 1):
+        if g.get("late_policy") != rule:
+            raise ValueError(f"merge: regrade {i} was graded under another deadline rule ({_rule(g)}) than the "
+                             f"class ({_rule(shards[0])}): grade it again with --policy-from the class's report")
     base = {k: v for k, v in shards[0].items()
             if k not in ("submissions", "shard", "seconds", "roster", "class", "scope")}
     roster = {login: name for r in shards for login, name in (r.get("roster") or {}).items()}
     rows = [row for r in shards for row in r["submissions"]]
+    regraded: dict = {}
     for g in regrades:
-        who = set(g.get("roster") or {}) | {row["login"] for row in g["submissions"] if row.get("login")}
-        rows = [row for row in rows if row.get("login") not in who]
-        rows += [row for row in g["submissions"] if row.get("login") in who]
-        roster.update(g.get("roster") or {})
+        pairs = {(row["login"], row["assignment"]) for row in g["submissions"]
+                 if row.get("login") and row.get("assignment")}
+        rows = [row for row in rows if (row.get("login"), row.get("assignment")) not in pairs]
+        rows += [row for row in g["submissions"] if row.get("login")]
+        for login, name in (g.get("roster") or {}).items():
+            if name or login not in roster:
+                roster[login] = name
+        for login, slug in pairs:
+            regraded.setdefault(login, set()).add(slug)
     rows.sort(key=lambda r: r["path"])
     out = totals({**base, "shard": "1/1", "scope": "class", "roster": dict(sorted(roster.items())),
                   "submissions": rows})
     if regrades:
-        out["regraded"] = sorted({login for g in regrades for login in (g.get("roster") or {})})
+        out["regraded"] = sorted(regraded)
+        out["regraded_sets"] = {login: sorted(sets) for login, sets in sorted(regraded.items())}
     return out
 
 

@@ -30,8 +30,10 @@ the latest counts (the export's own time, else its upload order, else the copy n
 the name; never a file's time); ``--deadline``, ``--grace`` and ``--late`` mark late copies
 and set the late policy. Every roster student has a row, a report entry and a feedback
 file; a set not handed in scores 0 (``--sets`` names the sets assigned). Grading one
-student's folder (or ``--student``) writes a *regrade* report that ``merge`` folds into the
-class's, replacing that student's rows.
+student's folder (or ``--student``, or any folder with ``--regrade``) writes a *regrade*
+report that ``merge`` folds into the class's, replacing exactly the (student, set) pairs it
+graded; give it ``--policy-from class.json`` so that it grades under the class's deadlines
+and late policy (``merge`` refuses a regrade graded under another rule).
 
 Writes the JSON report (``--json``), and optionally a gradebook (``--csv``, UTF-8 with a
 BOM) and per-student feedback (``--feedback DIR``; files a previous run wrote there and
@@ -245,12 +247,15 @@ def _sets(text: str | None) -> list | None:
     return sorted(set(out))
 
 
-def _scope(paths: list, roster, student: str | None, shard: tuple) -> tuple[str, dict]:
-    """Whom a run's report covers: ``("regrade", those students)`` for ``--student`` or when every
-    path given is a roster student's own folder, else ``("class", the roster's share of this shard)``."""
+def _scope(paths: list, roster, student: str | None, shard: tuple, regrade: list | None = None) -> tuple[str, dict]:
+    """Whom a run's report covers: ``("regrade", those students)`` for ``--regrade`` (the students
+    identified), ``--student`` or when every path given is a roster student's own folder, else
+    ``("class", the roster's share of this shard)``."""
     names = roster.names if roster is not None else {}
     if student is not None:
         return "regrade", {student: names.get(student, "")}
+    if regrade is not None:
+        return "regrade", {s.login: names.get(s.login, s.name) for s in regrade if s.login}
     if roster is not None:
         exports = Exports(roster)
         own = [exports.student_folder(p) if p.is_dir() else None for p in paths]
@@ -290,7 +295,13 @@ def _main(argv: list[str] | None = None) -> int:
                     help="ISO 8601 deadline for every set, or SET=TIME for one (repeatable; UTC without offset)")
     ap.add_argument("--grace", type=float, default=0.0, help="minutes of grace after each deadline (default 0)")
     ap.add_argument("--late", default="count", help="late policy: count, refuse or penalty:F (default count)")
-    ap.add_argument("--student", help="every notebook is this login's (one student's own folder)")
+    ap.add_argument("--policy-from", type=pathlib.Path, metavar="REPORT",
+                    help="use the deadlines, grace and late policy recorded in this report (a regrade: the "
+                    "class's report)")
+    ap.add_argument("--regrade", action="store_true",
+                    help="a regrade: the report covers only the students and sets graded here, and merge "
+                    "replaces just those in the class's report")
+    ap.add_argument("--student", help="every notebook is this login's (one student's own folder; a regrade)")
     ap.add_argument("--solutions", type=pathlib.Path, default=SOLUTIONS, help="answer keys NN_slug/key.py")
     ap.add_argument("--secret", type=pathlib.Path, help=f"the course secret file (default {SECRET_FILE.name})")
     ap.add_argument("--shard", type=_shard, default=(1, 1), help="grade share K of N of the students (K/N)")
@@ -331,6 +342,15 @@ def _main(argv: list[str] | None = None) -> int:
             secret = _load_secret(_secret_path(args.secret))
         sets = _sets(args.sets)
         deadlines = Deadlines.parse(args.deadline, grace_min=args.grace, late=args.late, sets=set(all_sets()))
+        if args.policy_from is not None:
+            if args.deadline or args.grace or args.late != "count":
+                raise ValueError("--policy-from takes the deadlines, grace and late policy from the report: "
+                                 "give it without --deadline, --grace or --late")
+            recorded = json.loads(args.policy_from.read_text(encoding="utf-8"))
+            if not isinstance(recorded, dict) or "late_policy" not in recorded:
+                raise ValueError(f"--policy-from: {args.policy_from} is not a report that records its deadline "
+                                 "rule (grade the class again with this version of grade.py)")
+            deadlines = Deadlines.from_dict(recorded["late_policy"], "--policy-from")
     except (OSError, ValueError) as e:
         _usage(str(e))
     t0 = time.monotonic()
@@ -366,8 +386,9 @@ def _main(argv: list[str] | None = None) -> int:
                                               for q in s.questions}} for s in subs]}
         _write_outputs(rep, argparse.Namespace(json=args.json))
         return 0 if problems == 0 else 1
-    scope, covered = _scope(paths, roster, args.student, args.shard)
+    scope, covered = _scope(paths, roster, args.student, args.shard, subs if args.regrade else None)
     extra["deadlines"] = deadlines.describe()
+    extra["late_policy"] = deadlines.as_dict()
     rep = classroom.report(subs, pass_mark=args.pass_mark, sandbox_line=isolation, shard=args.shard, roster=covered,
                            sets=sets, scope=scope, extra=extra)
     print_report(subs, rep)

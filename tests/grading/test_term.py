@@ -305,3 +305,67 @@ def test_merge_refuses_regrades_alone_and_missing_shards():
         merge([rep])
     with pytest.raises(ValueError, match="each shard 1..N exactly once"):
         merge([report([], pass_mark=0.5, sandbox_line="-", shard=(2, 2))])
+
+
+def test_a_regrade_replaces_only_the_sets_it_graded():
+    """A regrade of one set keeps the student's other sets and everyone else's rows."""
+    rule = Deadlines.parse(["2026-10-02T23:00"], grace_min=15, late="penalty:0.1").as_dict()
+    klass = report([_sub("a", SLUG, 1.0), _sub("a", SLUG2, 1.0), _sub("b", SLUG, 0.5)], pass_mark=0.5,
+                   sandbox_line="-", roster={"a": "A", "b": "B"}, extra={"late_policy": rule})
+    fixed = report([_sub("a", SLUG, 0.5, path="fix/a.ipynb")], pass_mark=0.5, sandbox_line="-", roster={"a": "A"},
+                   scope="regrade", extra={"late_policy": rule})
+    merged = merge([klass, fixed])
+    assert merged["class"]["a"]["sets"][SLUG]["path"] == "fix/a.ipynb"
+    assert merged["class"]["a"]["sets"][SLUG2]["path"] == f"a/{SLUG2}.ipynb"  # kept
+    assert merged["class"]["a"]["score"] == P1 / 2 + P2 and merged["class"]["b"]["score"] == P1 / 2
+    assert merged["regraded_sets"] == {"a": [SLUG]} and merged["late_policy"] == rule
+
+
+def test_merge_refuses_a_regrade_graded_under_another_deadline_rule():
+    rule = Deadlines.parse(["2026-10-02T23:00"], late="penalty:0.1").as_dict()
+    klass = report([_sub("a", SLUG, 1.0)], pass_mark=0.5, sandbox_line="-", roster={"a": "A"},
+                   extra={"late_policy": rule})
+    for other in (Deadlines().as_dict(), None):
+        fixed = report([_sub("a", SLUG, 1.0)], pass_mark=0.5, sandbox_line="-", roster={"a": "A"}, scope="regrade",
+                       extra={} if other is None else {"late_policy": other})
+        with pytest.raises(ValueError, match="another deadline rule.*--policy-from"):
+            merge([klass, fixed])
+    with pytest.raises(ValueError, match="2 whole-class reports.*--regrade"):
+        merge([klass, klass])
+    assert Deadlines.from_dict(rule) == Deadlines.parse(["2026-10-02T23:00"], late="penalty:0.1")
+
+
+def test_a_regrade_of_any_folder_reuses_the_class_rule_and_merges(tmp_path):
+    """--regrade on a folder not named by a login, --policy-from the class's report: merge keeps the rest."""
+    env = {**os.environ, "LANES_TEST_SECRET": "1"}
+    (tmp_path / "none").mkdir()
+    roster = SAMPLES / "gradescope" / "roster.csv"
+
+    def run(*args, rc=0):
+        proc = subprocess.run([sys.executable, str(GRADE), *map(str, args)], capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert proc.returncode == rc, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return proc
+
+    common = ["--roster", roster, "--solutions", tmp_path / "none", "--quiet", "--pass-mark", "0"]
+    run(SAMPLES / "gradescope" / "submissions", *common, "--deadline", "2026-10-02T22:00Z", "--grace", "5",
+        "--late", "penalty:0.5", "--json", tmp_path / "class.json")
+    fixes = tmp_path / "fixes-week-3"
+    fixes.mkdir()
+    shutil.copy(SAMPLES / "gradescope" / "submissions" / "submission_metadata.yml", fixes)
+    shutil.copytree(SAMPLES / "gradescope" / "submissions" / "submission_10002", fixes / "submission_10002")
+    run(fixes, *common, "--regrade", "--policy-from", tmp_path / "class.json", "--json", tmp_path / "fix.json")
+    fix = json.loads((tmp_path / "fix.json").read_text())
+    klass = json.loads((tmp_path / "class.json").read_text())
+    assert fix["scope"] == "regrade" and list(fix["roster"]) == ["jo.smith"]
+    assert fix["late_policy"] == klass["late_policy"] and klass["late_policy"]["grace_s"] == 300
+    run("merge", tmp_path / "class.json", tmp_path / "fix.json", "--json", tmp_path / "m.json", "--pass-mark", "0")
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert merged["class"]["ines.ortega"]["sets"][SLUG]["path"] == klass["class"]["ines.ortega"]["sets"][SLUG]["path"]
+    assert merged["class"]["jo.smith"]["sets"][SLUG]["path"].startswith(str(fixes))
+    assert merged["class"]["jo.smith"]["sets"][SLUG]["late"] is True
+    run(fixes, *common, "--regrade", "--json", tmp_path / "fix2.json")  # no rule given: merge refuses it
+    err = run("merge", tmp_path / "class.json", tmp_path / "fix2.json", "--json", tmp_path / "m2.json", rc=2).stderr
+    assert "another deadline rule" in err and len(err.strip().splitlines()) == 1
+    err = run(fixes, *common, "--policy-from", tmp_path / "class.json", "--late", "refuse", rc=2).stderr
+    assert "--policy-from" in err and len(err.strip().splitlines()) == 1
