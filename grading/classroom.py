@@ -138,14 +138,19 @@ class Submission:
     late_s: float | None = None  # seconds after the deadline and grace, where known
     factor: float = 1.0  # the late policy's multiplier of the score
     order: tuple = ()  # which copy is later (see grading.lms); not reported
+    matched: str = ""  # how its set was found: "metadata", "file name" or "folder" (see match_assignment)
     seconds: float = 0.0
     messages: list = field(default_factory=list)
     questions: list = field(default_factory=list)
 
     @property
     def recency(self) -> tuple:
-        """Sort key of copies: the later copy sorts last (see :mod:`.lms`; never a file time)."""
-        return self.order or (False, 0.0, 0, copy_number(pathlib.Path(self.path).stem), self.path)
+        """Sort key of copies: the one that counts sorts last. A copy whose own metadata names
+        its set outranks one matched by its file name, which outranks one matched by a folder
+        (a scratch ``Untitled.ipynb`` handed in beside the set's notebook); then the later copy
+        (see :mod:`.lms`; never a file time)."""
+        rank = {"metadata": 2, "file name": 1}.get(self.matched, 0)
+        return (rank, *(self.order or (False, 0.0, 0, copy_number(pathlib.Path(self.path).stem), self.path)))
 
     @property
     def score(self) -> float:
@@ -345,8 +350,11 @@ def read_notebook(path: pathlib.Path, limit: int = MAX_NOTEBOOK_BYTES):
 _COPY = re.compile(r"^(.*?)(?:[-_ ]?copy\d*|\s*\(\d+\))+$", re.I)
 
 
-def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | None:
-    """The set of a notebook: its metadata (type-checked) first, then its file and folder names."""
+def match_assignment(path: pathlib.Path, nb, known, messages: list, how: list | None = None) -> str | None:
+    """The set of a notebook: its metadata (type-checked) first, then its file and folder names.
+
+    ``how``, when given, gets ``"metadata"``, ``"file name"`` or ``"folder"`` appended."""
+    how = [] if how is None else how
     if nb is not None:
         meta = nb.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -362,9 +370,11 @@ def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | Non
                 messages.append(f"metadata.{key}.{inner} is not a string: ignored")
                 continue
             if name in known:
+                how.append("metadata")
                 return name
     names = [path.stem, *[p.name for p in path.parents][:3]]
-    for cand in names:
+    for i, cand in enumerate(names):
+        how[:] = ["file name" if i == 0 else "folder"]
         m = _COPY.match(cand)
         for c in (cand, m.group(1) if m else None):
             if c in known:
@@ -541,7 +551,9 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 sub.assignment = match_assignment(path, None, known, [])
             else:
                 nb, _, problem = read_notebook(path)
-                sub.assignment = match_assignment(path, nb, known, sub.messages)
+                how: list = []
+                sub.assignment = match_assignment(path, nb, known, sub.messages, how)
+                sub.matched = how[-1] if sub.assignment and how else ""
                 if problem:
                     sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
                     sub.messages.append(problem)
@@ -592,6 +604,11 @@ def _identify(sub: Submission, origin, student: str | None, forms_only: bool) ->
                  copy_number(pathlib.Path(sub.path).stem), sub.path)
 
 
+#: The note on a copy late by the LMS's own flag when a grace was given (the flag carries no time).
+FLAG_NO_GRACE = ("the LMS flagged it late without saying when it was handed in, so --grace {:g} min cannot be "
+                 "applied to it (move the due date in the LMS by the grace before downloading, to forgive it)")
+
+
 def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines) -> None:
     """Mark lateness, flag copies and choose the one that counts per (login, set): the latest
     (``Submission.order``), or under the ``refuse`` policy the latest on time; apply the policy."""
@@ -605,6 +622,8 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
             if s.late:
                 s.messages.append("handed in late" + (f" ({s.late_s / 3600:.2f} h after the deadline and grace)"
                                                      if s.late_s is not None else " (flagged by the LMS)"))
+                if s.late_s is None and deadlines.grace_s > 0:
+                    s.messages.append(FLAG_NO_GRACE.format(deadlines.grace_s / 60))
         if forms_only or (s.login and s.assignment):
             groups.setdefault((s.login, s.assignment) if not forms_only else (s.path,), []).append(s)
     for key, group in groups.items():

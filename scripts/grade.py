@@ -386,6 +386,11 @@ def _main(argv: list[str] | None = None) -> int:
                                               for q in s.questions}} for s in subs]}
         _write_outputs(rep, argparse.Namespace(json=args.json))
         return 0 if problems == 0 else 1
+    flagged = [s for s in subs if s.late and s.late_s is None and deadlines.grace_s > 0]
+    if flagged:
+        extra["warnings"] = [f"{len(flagged)} copies are late by the LMS's own flag only: "
+                             + classroom.FLAG_NO_GRACE.format(deadlines.grace_s / 60)]
+        print(f"warning: {extra['warnings'][0]}", file=sys.stderr)
     scope, covered = _scope(paths, roster, args.student, args.shard, subs if args.regrade else None)
     extra["deadlines"] = deadlines.describe()
     extra["late_policy"] = deadlines.as_dict()

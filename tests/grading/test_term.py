@@ -63,6 +63,30 @@ def test_canvas_names_and_user_ids_with_late_flags_and_upload_order(tmp_path):
     assert rep["students"] == 4 and rep["class"]["ken"]["sets"][SLUG]["status"] == "not handed in"
 
 
+def test_a_notebook_whose_metadata_names_its_set_outranks_a_scratch_file_of_the_same_attempt(tmp_path):
+    """A scratch Untitled.ipynb uploaded later in the same attempt, matched by the folder only, does not count."""
+    folder = tmp_path / "canvas" / SLUG
+    folder.mkdir(parents=True)
+    good = SAMPLES / "canvas" / f"smithjo_4412_90002_{SLUG}.ipynb"
+    shutil.copy(good, folder / f"ortegaines_4411_90001_{SLUG}.ipynb")
+    scratch = json.loads(good.read_text())
+    scratch["metadata"].pop("lanes")
+    (folder / "ortegaines_4411_90002_Untitled.ipynb").write_text(json.dumps(scratch))
+    subs = _by_file(_grade([tmp_path / "canvas"], load_roster(SAMPLES / "canvas" / "roster.csv"), tmp_path), folder)
+    assert {k: (s.login, s.assignment, s.matched, s.counted) for k, s in subs.items()} == {
+        f"ortegaines_4411_90001_{SLUG}.ipynb": ("ines09", SLUG, "metadata", True),
+        "ortegaines_4411_90002_Untitled.ipynb": ("ines09", SLUG, "folder", False)}
+
+
+def test_a_canvas_late_flag_under_a_grace_is_named_in_a_warning(tmp_path):
+    deadlines = Deadlines.parse(["2026-10-02T23:00Z"], grace_min=15, late="penalty:0.1")
+    subs = _by_file(_grade([SAMPLES / "canvas"], load_roster(SAMPLES / "canvas" / "roster.csv"), tmp_path,
+                           deadlines=deadlines), SAMPLES / "canvas")
+    late = subs[f"ortegaines_LATE_4411_90007_{SLUG}-1.ipynb"]
+    assert late.late and any("--grace 15 min cannot be applied" in m for m in late.messages)
+    assert not any("--grace" in m for s in subs.values() if not s.late for m in s.messages)
+
+
 def test_canvas_names_without_a_roster_are_not_phantom_students(tmp_path):
     subs = _grade([SAMPLES / "canvas"], None, tmp_path)
     assert len(subs) == 4 and all(s.login is None and not s.counted and "Canvas" in s.messages[0] for s in subs)
