@@ -138,6 +138,7 @@ class Submission:
     late_s: float | None = None  # seconds after the deadline and grace, where known
     factor: float = 1.0  # the late policy's multiplier of the score
     order: tuple = ()  # which copy is later (see grading.lms); not reported
+    attempt: str = ""  # the LMS submission it came in (see grading.lms.Origin); not reported
     matched: str = ""  # how its set was found: "metadata", "file name" or "folder" (see match_assignment)
     seconds: float = 0.0
     messages: list = field(default_factory=list)
@@ -161,7 +162,7 @@ class Submission:
         return sum(q.possible for q in self.questions)
 
     def as_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("questions", "order")}
+        d = {k: v for k, v in asdict(self).items() if k not in ("questions", "order", "attempt")}
         d["score"], d["possible"] = round(self.score, 6), self.possible
         d["questions"] = {q.name: {"score": q.score, "possible": q.possible, "messages": q.messages,
                                    "form_ok": q.form_ok} for q in self.questions}
@@ -600,6 +601,7 @@ def _identify(sub: Submission, origin, student: str | None, forms_only: bool) ->
     when = origin.submitted
     sub.submitted = when.isoformat() if when is not None else None
     sub.late = origin.late
+    sub.attempt = origin.attempt
     sub.order = (when is not None, when.timestamp() if when else 0.0, origin.upload,
                  copy_number(pathlib.Path(sub.path).stem), sub.path)
 
@@ -637,6 +639,10 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
         if len(group) > 1:
             why = "the latest on time" if latest is not group[-1] else "the latest"
             for s in group:
+                if s is not latest and s.attempt and s.attempt == latest.attempt:
+                    s.messages.append(f"another file of the same submission ({pathlib.Path(latest.path).name}) is "
+                                      f"set {s.assignment}'s notebook; this one does not count")
+                    continue
                 s.messages.append(f"{len(group)} copies of set {s.assignment} were handed in by {s.login}: "
                                   + (f"this one ({why}) counts" if s is latest else
                                      f"only {why} counts ({pathlib.Path(latest.path).name}); this one does not"))

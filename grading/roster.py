@@ -7,16 +7,22 @@ Excel writes as "CSV"); text is compared after Unicode NFC normalisation. **Sepa
 
 **Columns** (header names are compared case-insensitively; the first present wins):
 
-- the login: ``login``, ``username``, ``sis login id``, ``login id``, ``github_username``,
-  ``github username``, ``student`` (unless a Canvas export, where ``Student`` is the name).
-  A login that is an e-mail address gives its local part (``ines.ortega@uni.edu`` ->
-  ``ines.ortega``) and the address becomes a key. With no login column, ``email`` gives it.
+- the login: ``login``, ``username``, ``sis login id``, ``login id``, ``student`` (unless a
+  Canvas export, where ``Student`` is the name). A login that is an e-mail address gives its
+  local part (``ines.ortega@uni.edu`` -> ``ines.ortega``) and the address becomes a key.
+  With no login column, the GitHub username gives it, then the e-mail, then the first id
+  (a GitHub Classroom roster's ``identifier`` for a student with no linked account). The
+  login is what the tokens are made from (``grade.py tokens``).
+- the GitHub username (a key, and the only column a GitHub Classroom repository's name is
+  matched against): ``github_username``, ``github username``, ``github``.
 - the name: ``name``, ``full name``, ``student name``, ``display name``, Canvas's
   ``student``, or ``first name`` and ``last name`` (or ``surname``) together.
 - LMS user ids (keys): ``id``, ``user id``, ``user_id``, ``canvas user id``, ``sis user id``,
   ``sid``, ``student id``, ``student number``, ``github_id``, ``identifier``.
 - e-mail (a key): ``email``, ``e-mail``, ``email address``.
 - ``file``: the name of a handed-in file or folder that is this student's.
+- the role: ``role``, ``roles``, ``course role``: a row whose role is given and is not a
+  student's (Gradescope's Instructor, TA, Reader) is skipped, and one line says how many.
 
 A bad row (no login, a login outside ``[a-z0-9._-]``, a key already another student's) is
 named by its line and skipped; the rest of the roster stands (:attr:`Roster.problems`).
@@ -29,7 +35,7 @@ import csv
 import io
 import pathlib
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lanes.exercises.variants import check_login
 
@@ -38,7 +44,9 @@ __all__ = ["Roster", "load_roster", "nfc", "name_key"]
 #: Largest roster file read (bytes).
 MAX_ROSTER_BYTES = 8 << 20
 
-LOGIN_COLS = ("login", "username", "sis login id", "login id", "github_username", "github username", "student")
+LOGIN_COLS = ("login", "username", "sis login id", "login id", "student")
+GITHUB_COLS = ("github_username", "github username", "github", "github login")
+ROLE_COLS = ("role", "roles", "course role")
 NAME_COLS = ("name", "full name", "student name", "display name", "student")
 ID_COLS = ("id", "user id", "user_id", "canvas user id", "sis user id", "sid", "student id", "student number",
            "github_id", "identifier")
@@ -52,8 +60,13 @@ def nfc(text: str) -> str:
 
 
 def name_key(text: str) -> str:
-    """A name as compared: NFC, case-folded, spaces collapsed (``"Inés  Ortega"`` -> ``"inés ortega"``)."""
-    return " ".join(nfc(text).casefold().split())
+    """A name as compared: NFC, case-folded, spaces collapsed, ``"Last, First"`` (Canvas) read as
+    ``"First Last"`` (Moodle, Gradescope): ``"Ortega,  Inés"`` and ``"Inés Ortega"`` -> ``"inés ortega"``."""
+    text = nfc(text).casefold()
+    if text.count(",") == 1:
+        last, first = text.split(",")
+        text = f"{first} {last}"
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True)
@@ -62,13 +75,15 @@ class Roster:
 
     ``names`` maps login -> display name; ``keys`` maps a case-folded NFC key -> login;
     ``by_name`` maps :func:`name_key` of a name -> login, or ``None`` when two students
-    share that name; ``problems`` holds one line per skipped row.
+    share that name; ``github`` maps a case-folded GitHub username -> login; ``problems``
+    holds one line per skipped row.
     """
 
     names: dict
     keys: dict
     by_name: dict
     problems: tuple = ()
+    github: dict = field(default_factory=dict)
 
     def lookup(self, key: str) -> str | None:
         """The login a file, folder, id, e-mail or login names (``None`` if none)."""
@@ -108,17 +123,21 @@ def load_roster(path: pathlib.Path) -> Roster:
     header = [name_key(h) for h in header]
     canvas = "sis login id" in header or "login id" in header
     login_col = _column(header, LOGIN_COLS[:-1] if canvas else LOGIN_COLS)
+    github_col = _column(header, GITHUB_COLS)
     email_col = _column(header, EMAIL_COLS)
-    if login_col is None and email_col is None:
+    role_col = _column(header, ROLE_COLS)
+    if login_col is None and email_col is None and github_col is None:
         raise ValueError(f"roster {path}: needs a column 'login' (or username, SIS Login ID, github_username, "
                          f"email); has {', '.join(repr(h) for h in header if h) or 'none'}")
     name_col = _column(header, NAME_COLS, taken={login_col})
     first_col, last_col = _column(header, FIRST_COLS), _column(header, LAST_COLS)
     id_cols = [i for i, h in enumerate(header) if h in ID_COLS and i != login_col]
+    roles: dict = {}
     file_col = _column(header, ("file",))
     names: dict = {}
     keys: dict = {}
     by_name: dict = {}
+    github: dict = {}
     problems: list = []
     while True:
         start = reader.line_num + 1
@@ -133,10 +152,17 @@ def load_roster(path: pathlib.Path) -> Roster:
         if not any(c.strip() for c in row):
             continue
         name = cell(name_col) or " ".join(x for x in (cell(first_col), cell(last_col)) if x)
-        raw, email = cell(login_col), cell(email_col)
+        raw, email, gh = cell(login_col), cell(email_col), cell(github_col).casefold()
         if not raw and name.strip().lower() == "points possible":
             continue  # Canvas's second row
+        role = cell(role_col)
+        if role and "student" not in role.casefold():
+            roles[role] = roles.get(role, 0) + 1
+            continue
         try:
+            first_id = next((cell(i) for i in id_cols if cell(i)), "")
+            if login_col is None:
+                raw = gh or email or first_id
             if not raw and not email:
                 raise ValueError("no login" + (" and no e-mail" if email_col is not None else ""))
             raw = raw or email
@@ -146,7 +172,9 @@ def load_roster(path: pathlib.Path) -> Roster:
             login = check_login(raw)
             if login in names:
                 raise ValueError(f"login {login!r} is on line {names[login][1]} already")
-            mine = [login] + ([email] if email else []) + [cell(i) for i in id_cols] + [cell(file_col)]
+            if gh and github.get(gh, login) != login:
+                raise ValueError(f"GitHub username {gh!r} is already {github[gh]}'s")
+            mine = [login] + ([email] if email else []) + [gh] + [cell(i) for i in id_cols] + [cell(file_col)]
             mine = [k.casefold() for k in mine if k]
             for k in mine:
                 if keys.get(k, login) != login:
@@ -155,12 +183,17 @@ def load_roster(path: pathlib.Path) -> Roster:
             problems.append(f"roster {path} line {start}: {e}; row skipped")
             continue
         names[login] = (name, start)
+        if gh:
+            github[gh] = login
         for k in mine:
             keys[k] = login
         if name:
             nk = name_key(name)
             by_name[nk] = None if nk in by_name else login
+    if roles:
+        problems.append(f"roster {path}: {sum(roles.values())} row(s) of people who are not students skipped "
+                        f"(role {', '.join(sorted(roles))})")
     if not names:
         raise ValueError(f"roster {path}: no usable row" + (f" ({problems[0]})" if problems else ""))
-    return Roster({k: v[0] for k, v in names.items()}, keys, by_name, tuple(problems))
+    return Roster({k: v[0] for k, v in names.items()}, keys, by_name, tuple(problems), github)
 

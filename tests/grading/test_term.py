@@ -119,9 +119,59 @@ def test_github_classroom_repositories_match_the_longest_login(tmp_path):
     subs = _by_file(_grade([SAMPLES / "classroom" / "submissions"], roster, tmp_path), SAMPLES / "classroom" / "submissions")
     assert {k.split("/")[0]: s.login for k, s in subs.items()} == {"01-slots-ines09": "ines09",
                                                                    "01-slots-jo-smith": "jo-smith"}
-    ex = Exports(roster, {SLUG})  # inside a folder that itself ends in a login, the repository decides
-    assert ex.origin(tmp_path / "cs101-smith" / "01-slots-ines09" / "nb" / "x.ipynb", tmp_path).login == "ines09"
-    assert ex.origin(tmp_path / "ines09" / "01-slots-jo-smith" / "x.ipynb", tmp_path).login == "ines09"  # a login
+    ex = Exports(roster, {SLUG})  # a wrapper folder that names nobody: the repository inside decides
+    assert ex.origin(tmp_path / "cs101" / "01-slots-ines09" / "nb" / "x.ipynb", tmp_path).login == "ines09"
+
+
+def _nb(path, text="{}"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(SAMPLES / "canvas" / f"smithjo_4412_90002_{SLUG}.ipynb", path)
+    return path
+
+
+def test_identity_comes_from_the_lms_structure_never_from_what_a_submission_holds(tmp_path):
+    """A repository is its owner's, whatever folders or metadata it holds; a second account
+    <anything>-<username> is nobody's; a Gradescope submission's own metadata file is content."""
+    (tmp_path / "r.csv").write_text("login,name,github_username,email\nines09,Inés Ortega,ines-o,i@u.example\n"
+                                    "jo_smith,Jo Smith,jo-smith,j@u.example\nmallory,Mal,mallory,m@u.example\n")
+    roster = load_roster(tmp_path / "r.csv")
+    gh = tmp_path / "classroom"
+    _nb(gh / "01-slots-ines-o" / f"{SLUG}.ipynb")
+    _nb(gh / "01-slots-jo-smith" / f"{SLUG}.ipynb")
+    for inner in ("ines09", "i@u.example", "Inés Ortega", "01-slots-ines-o", "submission_7"):
+        _nb(gh / "01-slots-mallory" / inner / f"{SLUG}.ipynb")
+    (gh / "01-slots-mallory" / "submission_metadata.yml").write_text(
+        "submission_7:\n  :submitters:\n  - :email: i@u.example\n  :created_at: 2026-10-01 10:00:00 +00:00\n")
+    _nb(gh / "01-slots-x-ines-o" / f"{SLUG}.ipynb")  # a second account named <anything>-<her username>
+    subs = _grade([gh], roster, tmp_path)
+    who = {str(pathlib.Path(s.path).relative_to(gh)): s.login for s in subs}
+    assert [k for k, v in who.items() if v == "ines09"] == [f"01-slots-ines-o/{SLUG}.ipynb"]
+    assert sum(v == "mallory" for v in who.values()) == 5 and who[f"01-slots-jo-smith/{SLUG}.ipynb"] == "jo_smith"
+    assert who[f"01-slots-x-ines-o/{SLUG}.ipynb"] is None
+    assert all(s.submitted is None for s in subs)  # no time from a file a student wrote
+    ex = Exports(roster, {SLUG})  # under a wrapper folder, the same
+    assert ex.origin(gh / "01-slots-mallory" / "ines09" / "x.ipynb", tmp_path).login == "mallory"
+    gs = tmp_path / "gradescope"
+    _nb(gs / "submission_1" / "submission_2" / f"{SLUG}.ipynb")
+    (gs / "submission_metadata.yml").write_text("submission_1:\n  :submitters:\n  - :email: m@u.example\n"
+                                                "  :created_at: 2026-10-02 10:00:00 +00:00\n")
+    (gs / "submission_1" / "submission_metadata.yml").write_text(
+        "submission_2:\n  :submitters:\n  - :email: i@u.example\n  :created_at: 2026-10-01 10:00:00 +00:00\n")
+    (s,) = _grade([gs], roster, tmp_path)
+    assert (s.login, s.submitted) == ("mallory", "2026-10-02T10:00:00+00:00")
+
+
+def test_rosters_bind_every_lms_identity_and_skip_staff(tmp_path):
+    (tmp_path / "gs.csv").write_text("Name,Email,SID,Role\nInés Ortega,i@u.example,17,Student\n"
+                                     "Pat Prof,p@u.example,,Instructor\nTina TA,t@u.example,,TA\n")
+    roster = load_roster(tmp_path / "gs.csv")
+    assert list(roster.names) == ["i"] and len(roster.problems) == 1 and "Instructor, TA" in roster.problems[0]
+    (tmp_path / "cr.csv").write_text("identifier,github_username,github_id,name\nines@u.example,ines-o,1,Inés\n"
+                                     "s1234,,,Unlinked Student\n")
+    roster = load_roster(tmp_path / "cr.csv")  # a Classroom roster: a student with no linked account stays
+    assert sorted(roster.names) == ["ines-o", "s1234"] and roster.github == {"ines-o": "ines-o"}
+    canvas = load_roster(SAMPLES / "canvas" / "roster.csv")  # "Ortega, Inés" is "Inés Ortega"
+    assert Exports(canvas, {SLUG})._by_name("Inés  Ortega")[0] == "ines09"
 
 
 def test_a_clone_or_unzip_picks_the_same_copies(tmp_path):
@@ -393,3 +443,15 @@ def test_a_regrade_of_any_folder_reuses_the_class_rule_and_merges(tmp_path):
     assert "another deadline rule" in err and len(err.strip().splitlines()) == 1
     err = run(fixes, *common, "--policy-from", tmp_path / "class.json", "--late", "refuse", rc=2).stderr
     assert "--policy-from" in err and len(err.strip().splitlines()) == 1
+
+
+def test_files_of_one_gradescope_submission_are_one_hand_in(tmp_path):
+    base = tmp_path / "gs"
+    shutil.copytree(SAMPLES / "gradescope" / "submissions", base)
+    scratch = json.loads((base / "submission_10001" / f"{SLUG}.ipynb").read_text())
+    scratch["metadata"].pop("lanes")
+    (base / "submission_10001" / f"{SLUG} (1).ipynb").write_text(json.dumps(scratch))
+    subs = _by_file(_grade([base], load_roster(SAMPLES / "gradescope" / "roster.csv"), tmp_path), base)
+    extra = subs[f"submission_10001/{SLUG} (1).ipynb"]
+    assert not extra.counted and subs[f"submission_10001/{SLUG}.ipynb"].counted
+    assert any("another file of the same submission" in m for m in extra.messages)
