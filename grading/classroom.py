@@ -533,10 +533,12 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     subs: list[Submission] = []
     todo: list[tuple[Submission, pathlib.Path]] = []
     read: dict = {}  # login -> files read
+    groups: list = []  # (graded submission, its group's other members' submissions)
     for path, root, refusal in collect(paths):
         sub = Submission(path=shown(path))
         try:
-            _identify(sub, exports.origin(path, root), student, forms_only)
+            origin = exports.origin(path, root)
+            _identify(sub, origin, student, forms_only)
             if shard_of(sub.login, shard[1]) != shard[0]:
                 continue
             subs.append(sub)
@@ -567,6 +569,10 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                                         "instructor's checkout (the student repository has no solutions/)")
                 elif not forms_only and sub.login is None:
                     sub.status = UNIDENTIFIED  # whose variant to grade is unknown: not run
+                    owner = token_owner(nb, roster, secret)
+                    if owner:
+                        sub.messages[-1] += (f" (its STUDENT is {owner}'s token: if it is {owner}'s, name the file in "
+                                             f"the roster's 'file' column or regrade it with --student {owner})")
                 else:
                     todo.append((sub, path))
                 del nb  # read again when it runs: one notebook held at a time
@@ -574,18 +580,66 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 sub.questions = [Question(q.name, q.points) for q in get_set(sub.assignment).questions]
                 if sub.status != GRADED:
                     sub.messages[-1] += "; every question scores 0"
+            if student is None and not forms_only and sub.login and len(origin.group) > 1:
+                groups.append((sub, _group_members(sub, origin, shard, roster)))
+                subs.extend(groups[-1][1])
         except Exception as e:  # one notebook never stops the class
             sub.status = CRASHED
             sub.messages.append(f"could not be read ({type(e).__name__})")
             if sub not in subs:
                 subs.append(sub)
     _mark_counted(subs, forms_only, deadlines or Deadlines())
+    before = {id(sub): len(sub.messages) for sub, _ in groups}
     isolation = "nothing was run"
     if todo:
         isolation = _run_step1_and_judge(todo, solutions=solutions, limits=limits, jobs=jobs, secret=secret,
                                          hide=hide, budget=budget, progress=progress)
-    subs.sort(key=lambda s: s.path)
+    for sub, members in groups:  # every member of a group submission gets what it earned
+        for m in members:
+            m.status, m.student, m.notebook_student, m.seconds = sub.status, sub.student, sub.notebook_student, sub.seconds
+            m.questions = [Question(q.name, q.possible, q.score, list(q.messages), q.form_ok) for q in sub.questions]
+            m.messages.extend(sub.messages[before[id(sub)]:])
+    subs.sort(key=lambda s: (s.path, s.login or ""))
     return subs, isolation
+
+
+def _group_members(sub: Submission, origin, shard: tuple, roster) -> list:
+    """A submission per other member of ``sub``'s group (in this shard), credited with ``sub``'s scores."""
+    others = []
+    for login in origin.group:
+        if login == sub.login or shard_of(login, shard[1]) != shard[0]:
+            continue
+        m = Submission(path=sub.path, assignment=sub.assignment, login=login, status=sub.status,
+                       submitted=sub.submitted, late=origin.late, order=sub.order, attempt=sub.attempt,
+                       matched=sub.matched, name=roster.names.get(login, "") if roster is not None else "")
+        m.messages.append(f"a group submission of {', '.join(origin.group)}: graded once, as {sub.login}'s "
+                          "variant, and credited to every member")
+        m.questions = [Question(q.name, q.possible) for q in sub.questions]
+        others.append(m)
+    if others:
+        sub.messages.append(f"a group submission of {', '.join(origin.group)}: credited to every member")
+    return others
+
+
+_STUDENT_LINE = re.compile(r"^STUDENT\s*=\s*[\"']([A-Za-z0-9._-]{1,40})[\"']", re.M)
+
+
+def token_owner(nb, roster, secret: str | None) -> str | None:
+    """The roster student whose valid token a notebook's ``STUDENT = "..."`` line holds, else ``None``
+    (read from the text, not run: to name who an unidentified file is probably from)."""
+    if nb is None or roster is None or not secret:
+        return None
+    for cell in nb.cells[:500]:
+        source = cell.get("source") if cell.get("cell_type") == "code" else None
+        m = _STUDENT_LINE.search(source[:100_000]) if isinstance(source, str) else None
+        if m:
+            typed = m.group(1).lower()
+            login = typed.rpartition("-")[0]
+            try:
+                return login if login in roster.names and student_token(login, secret) == typed else None
+            except ValueError:
+                return None
+    return None
 
 
 def _identify(sub: Submission, origin, student: str | None, forms_only: bool) -> None:

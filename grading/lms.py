@@ -82,7 +82,8 @@ class Origin:
     ``upload`` the export's upload order (Canvas file id, 0 when none); ``late`` the LMS's
     own lateness flag (``None`` when it has none); ``note`` a remark for the report;
     ``attempt`` names the LMS's submission the file came in (a Gradescope or Moodle folder),
-    ``""`` when the export does not tell.
+    ``""`` when the export does not tell; ``group`` every roster student of a group submission
+    (Gradescope), each of whom is credited with it.
     """
 
     login: str | None
@@ -93,6 +94,7 @@ class Origin:
     late: bool | None = None
     note: str = ""
     attempt: str = ""
+    group: tuple = ()
 
 
 def copy_number(stem: str) -> int:
@@ -342,18 +344,22 @@ class Exports:
         if self.roster is None:
             return Origin(None, "a Gradescope export: pass --roster (keyed on e-mail or student id)",
                           export="Gradescope", submitted=when)
-        found = []
-        for p in people:
-            login = self._roster_login(str(_field(p, "email") or ""), str(_field(p, "sid") or ""))
-            if login is None and _field(p, "name"):
-                login = self._by_name(str(_field(p, "name")))[0]
+        found, missing = [], []
+        for p in people[:50]:
+            email, sid, who = (str(_field(p, k) or "")[:100] for k in ("email", "sid", "name"))
+            login = self._roster_login(email, sid)
+            if login is None and who:
+                login = self._by_name(who)[0]
             if login and login not in found:
                 found.append(login)
+            elif not login:
+                missing.append(f"{who or 'no name'} (e-mail {email or 'none'}, SID {sid or 'none'})")
         if not found:
-            return Origin(None, "none of its submitters (by e-mail, sid or name) is in the roster",
-                          export="Gradescope", submitted=when)
-        note = (f"a group submission of {', '.join(found)}: graded as {found[0]}'s only" if len(found) > 1 else "")
-        return Origin(found[0], export="Gradescope", submitted=when, note=note, attempt=str(root / name))
+            return Origin(None, "none of its submitters is in the roster by e-mail, SID or name: "
+                                + ("; ".join(missing) or "it lists no submitter"), export="Gradescope", submitted=when)
+        note = "; ".join(f"a submitter not in the roster: {m}" for m in missing)
+        return Origin(found[0], export="Gradescope", submitted=when, note=note, attempt=str(root / name),
+                      group=tuple(found))
 
     def _metadata(self, root: pathlib.Path):
         key = str(root)

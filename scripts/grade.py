@@ -223,6 +223,11 @@ def print_report(subs, rep: dict) -> None:
             note = q.messages[0] if q.messages else ("form ok" if q.form_ok else "")
             print(f"  {q.name:<8}  {q.score:>6g}  {q.possible:>4g}  {note}")
         print()
+    nobody = [s for s in subs if s.login is None]
+    if nobody:  # listed again at the end, so that a hand-in that counts for nobody is never missed
+        print(f"counted for nobody ({len(nobody)} file(s) no roster student could be matched to):")
+        for s in nobody:
+            print(f"  {s.path}: {s.messages[0] if s.messages else s.status}")
     nothing = [login for login, e in rep["class"].items() if all(c["path"] is None for c in e["sets"].values())]
     if nothing:
         print(f"handed nothing in (every set scores 0): {', '.join(nothing)}")

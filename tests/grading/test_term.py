@@ -455,3 +455,55 @@ def test_files_of_one_gradescope_submission_are_one_hand_in(tmp_path):
     extra = subs[f"submission_10001/{SLUG} (1).ipynb"]
     assert not extra.counted and subs[f"submission_10001/{SLUG}.ipynb"].counted
     assert any("another file of the same submission" in m for m in extra.messages)
+
+
+def test_a_gradescope_group_submission_credits_every_member(tmp_path):
+    base = tmp_path / "gs"
+    shutil.copytree(SAMPLES / "gradescope" / "submissions", base)
+    meta = (base / "submission_metadata.yml").read_text()
+    meta = meta.replace("    :email: ines.ortega@uni.example\n  :created_at: 2026-10-02",
+                        "    :email: ines.ortega@uni.example\n  - :name: Ken Nakamura\n    :email: ken@uni.example\n"
+                        "  - :name: Ana Ruiz\n    :email: ana@gmail.example\n  :created_at: 2026-10-02")
+    (base / "submission_metadata.yml").write_text(meta)
+    subs = _grade([base], load_roster(SAMPLES / "gradescope" / "roster.csv"), tmp_path)
+    rep = report(subs, pass_mark=0.5, sandbox_line="-", roster=load_roster(SAMPLES / "gradescope" / "roster.csv").names)
+    assert rep["class"]["ken"]["sets"][SLUG]["path"] == rep["class"]["ines.ortega"]["sets"][SLUG]["path"]
+    assert rep["class"]["ken"]["sets"][SLUG]["status"] != "not handed in"
+    ken = next(s for s in subs if s.login == "ken")
+    assert any("credited to every member" in m for m in ken.messages)
+    ines = next(s for s in subs if s.login == "ines.ortega" and s.counted)
+    assert any("Ana Ruiz (e-mail ana@gmail.example, SID none)" in m for m in ines.messages)
+
+
+def test_an_unidentified_file_names_the_student_whose_valid_token_it_holds(tmp_path):
+    from lanes.exercises.variants import student_token
+
+    secret = "a-test-course-secret-for-unidentified"
+    nb = json.loads((SAMPLES / "canvas" / f"smithjo_4412_90002_{SLUG}.ipynb").read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith("STUDENT"):
+            cell["source"] = f"STUDENT = '{student_token('ken', secret)}'"
+    (tmp_path / "subs" / "Someone Else").mkdir(parents=True)
+    (tmp_path / "subs" / "Someone Else" / f"{SLUG}.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "subs" / "ken").mkdir()
+    keys = tmp_path / "keys" / SLUG
+    keys.mkdir(parents=True)
+    (keys / "key.py").write_text("")
+    roster = load_roster(SAMPLES / "canvas" / "roster.csv")
+    (s,) = classroom.grade([tmp_path / "subs"], solutions=tmp_path / "keys", limits=sandbox.Limits(), roster=roster,
+                           secret=secret, progress=lambda *a: None)[0]
+    assert s.status == "unidentified" and "its STUDENT is ken's token" in s.messages[-1]
+    assert "--student ken" in s.messages[-1]
+
+
+def test_files_that_count_for_nobody_are_listed_at_the_end_with_their_reason(capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("grade_script", GRADE)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    lost = classroom.Submission(path="subs/x/y.ipynb", status="unidentified", messages=["the reason why"])
+    subs = [_sub("a", SLUG, 1.0), lost]
+    script.print_report(subs, report(subs, pass_mark=0.5, sandbox_line="-", roster={"a": "A"}))
+    tail = capsys.readouterr().out.split("counted for nobody (1 file(s)", 1)[1]
+    assert "subs/x/y.ipynb: the reason why" in tail and "TOTAL" in tail
