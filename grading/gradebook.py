@@ -18,6 +18,14 @@ student; per set, a column per question (scores before any late penalty), the se
 ``total`` (after it), ``late`` (``yes``, ``no``, or blank when unknown) and ``submitted``
 (the export's time, UTC, when it has one); then ``total`` and ``possible``. A cell a
 spreadsheet would read as a formula gets a leading ``'``.
+
+**Canvas gradebook** (:func:`write_canvas_gradebook`, ``--canvas-csv``): what Canvas's
+gradebook *Import* takes: ``Student, ID, SIS User ID, SIS Login ID, Section`` from the
+roster (a Canvas gradebook export, whose rows Canvas matches by ``ID``), a ``Points
+Possible`` row, and one column per set holding the set's total after any late penalty.
+A set's column is the roster's assignment column whose name starts with the set's number
+(``03 Headroom (5512)`` for ``03_headroom``), so that Canvas updates that assignment;
+otherwise it is named by the set's slug (Canvas then makes a new assignment of it).
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ import pathlib
 
 from lanes.exercises.registry import get_set
 
-__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "feedback_markdown", "write_feedback"]
+__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "feedback_markdown",
+           "write_feedback"]
 
 #: The feedback folder's list of the files the last run wrote there (removed when no longer written).
 MANIFEST = ".lanes-feedback.json"
@@ -195,6 +204,37 @@ def write_gradebook(rep: dict, path: pathlib.Path) -> None:
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(buf.getvalue(), encoding="utf-8-sig")
+
+
+def write_canvas_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
+    """The Canvas import CSV of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
+    has no Canvas ``ID`` column (Canvas matches an import's rows by it)."""
+    import re
+
+    from .roster import CANVAS_IDENTITY
+
+    if roster is None or not any("ID" in cells for cells in roster.lms.values()):
+        raise ValueError("--canvas-csv needs --roster with Canvas's columns (Student, ID, SIS User ID, SIS Login ID, "
+                         "Section): use the gradebook Canvas exports")
+    sets = rep["sets"]
+    columns = {}
+    for slug in sets:
+        hit = [h for h in roster.headers if h not in CANVAS_IDENTITY and re.match(rf"0*{int(slug[:2])}\b", h)]
+        columns[slug] = hit[0] if len(hit) == 1 else slug
+    head = list(CANVAS_IDENTITY) + [columns[slug] for slug in sets]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(head)
+    w.writerow(["    Points Possible", "", "", "", ""] + [_fmt(get_set(slug).possible) for slug in sets])
+    for login, entry in rep["class"].items():
+        ids = roster.lms.get(login, {})
+        cells = [ids.get("Student") or entry["name"], ids.get("ID", ""), ids.get("SIS User ID", ""),
+                 ids.get("SIS Login ID", ""), ids.get("Section", "")]
+        cells += [_fmt(entry["sets"][slug]["score"]) for slug in sets]
+        w.writerow([safe_cell(c) for c in cells])
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8")
 
 
 def _printable(text: object, limit: int = 300) -> str:

@@ -47,6 +47,8 @@ MAX_ROSTER_BYTES = 8 << 20
 LOGIN_COLS = ("login", "username", "sis login id", "login id", "student")
 GITHUB_COLS = ("github_username", "github username", "github", "github login")
 ROLE_COLS = ("role", "roles", "course role")
+#: Canvas's gradebook identity columns, in its order: an import matches its rows by them.
+CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 NAME_COLS = ("name", "full name", "student name", "display name", "student")
 ID_COLS = ("id", "user id", "user_id", "canvas user id", "sis user id", "sid", "student id", "student number",
            "github_id", "identifier")
@@ -76,7 +78,9 @@ class Roster:
     ``names`` maps login -> display name; ``keys`` maps a case-folded NFC key -> login;
     ``by_name`` maps :func:`name_key` of a name -> login, or ``None`` when two students
     share that name; ``github`` maps a case-folded GitHub username -> login; ``problems``
-    holds one line per skipped row.
+    holds one line per skipped row; ``lms`` maps login -> the row's cells under Canvas's
+    identity columns (:data:`CANVAS_IDENTITY`, as the file wrote them), what a Canvas
+    gradebook import needs back; ``headers`` the file's header row as written.
     """
 
     names: dict
@@ -84,6 +88,8 @@ class Roster:
     by_name: dict
     problems: tuple = ()
     github: dict = field(default_factory=dict)
+    lms: dict = field(default_factory=dict)
+    headers: tuple = ()
 
     def lookup(self, key: str) -> str | None:
         """The login a file, folder, id, e-mail or login names (``None`` if none)."""
@@ -120,7 +126,9 @@ def load_roster(path: pathlib.Path) -> Roster:
     header = next(reader, None)
     if not header or not any(h.strip() for h in header):
         raise ValueError(f"roster {path}: empty (a header row with 'login' and a row per student)")
-    header = [name_key(h) for h in header]
+    written = tuple(h.strip() for h in header)
+    header = [" ".join(nfc(h).casefold().split()) for h in header]
+    identity = {c: _column(header, (c.lower(),)) for c in CANVAS_IDENTITY}
     canvas = "sis login id" in header or "login id" in header
     login_col = _column(header, LOGIN_COLS[:-1] if canvas else LOGIN_COLS)
     github_col = _column(header, GITHUB_COLS)
@@ -138,6 +146,7 @@ def load_roster(path: pathlib.Path) -> Roster:
     keys: dict = {}
     by_name: dict = {}
     github: dict = {}
+    lms: dict = {}
     problems: list = []
     while True:
         start = reader.line_num + 1
@@ -183,6 +192,7 @@ def load_roster(path: pathlib.Path) -> Roster:
             problems.append(f"roster {path} line {start}: {e}; row skipped")
             continue
         names[login] = (name, start)
+        lms[login] = {c: cell(i) for c, i in identity.items() if i is not None}
         if gh:
             github[gh] = login
         for k in mine:
@@ -195,5 +205,5 @@ def load_roster(path: pathlib.Path) -> Roster:
                         f"(role {', '.join(sorted(roles))})")
     if not names:
         raise ValueError(f"roster {path}: no usable row" + (f" ({problems[0]})" if problems else ""))
-    return Roster({k: v[0] for k, v in names.items()}, keys, by_name, tuple(problems), github)
+    return Roster({k: v[0] for k, v in names.items()}, keys, by_name, tuple(problems), github, lms, written)
 

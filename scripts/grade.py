@@ -170,6 +170,10 @@ def _write_outputs(rep: dict, args) -> None:
         note = _replacing(args.csv)
         classroom.write_gradebook(rep, args.csv)
         print(f"gradebook: {args.csv}{note}")
+    if getattr(args, "canvas_csv", None):
+        note = _replacing(args.canvas_csv)
+        gradebook.write_canvas_gradebook(rep, args.canvas_csv, args.roster_table)
+        print(f"Canvas gradebook (for its Import): {args.canvas_csv}{note}")
     if getattr(args, "feedback", None):
         written = classroom.write_feedback(rep, args.feedback)
         print(f"feedback: {len(written)} file(s) in {args.feedback}")
@@ -182,9 +186,15 @@ def cmd_merge(argv: list[str]) -> int:
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT)
     ap.add_argument("--csv", type=pathlib.Path)
     ap.add_argument("--feedback", type=pathlib.Path)
+    ap.add_argument("--canvas-csv", type=pathlib.Path, help="also write a gradebook Canvas imports (needs --roster: "
+                    "Canvas's gradebook export)")
+    ap.add_argument("--roster", type=pathlib.Path, help="the class roster, for --canvas-csv")
     ap.add_argument("--pass-mark", type=float, help="exit 1 below this fraction (default: the shards' own)")
     args = ap.parse_args(argv)
     try:
+        args.roster_table = _roster(args.roster) if args.roster is not None else None
+        if args.canvas_csv is not None and args.roster_table is None:
+            raise ValueError("--canvas-csv needs --roster (Canvas's gradebook export, with its ID column)")
         rep = classroom.merge([json.loads(p.read_text()) for p in args.reports])
         if args.pass_mark is not None:
             rep["pass_mark"] = args.pass_mark
@@ -324,6 +334,8 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT, help="JSON report path")
     ap.add_argument("--csv", type=pathlib.Path, help="also write a gradebook (CSV) here")
     ap.add_argument("--feedback", type=pathlib.Path, help="also write a markdown file per student here")
+    ap.add_argument("--canvas-csv", type=pathlib.Path, help="also write a gradebook Canvas imports here (needs "
+                    "--roster: Canvas's gradebook export)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--forms-only", action="store_true", help="practice feedback: answer forms only, no keys")
     args = ap.parse_args(argv)
@@ -343,6 +355,9 @@ def _main(argv: list[str] | None = None) -> int:
             args.student = variants.check_login(args.student)
         if args.roster is not None:
             roster = _roster(args.roster)
+        args.roster_table = roster
+        if args.canvas_csv is not None and (roster is None or not any("ID" in c for c in roster.lms.values())):
+            raise ValueError("--canvas-csv needs --roster with Canvas's ID column (the gradebook Canvas exports)")
         if not args.forms_only:
             secret = _load_secret(_secret_path(args.secret))
         sets = _sets(args.sets)

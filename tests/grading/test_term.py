@@ -306,7 +306,9 @@ def test_the_late_policies(tmp_path):
                                          (["--deadline", "tomorrow"], "--deadline must be an ISO 8601 time"),
                                          (["--deadline", "99_none=2026-10-01T00:00"], "no set '99_none'"),
                                          (["--grace", "-5"], "--grace must be >= 0"),
-                                         (["--sets", "01,77"], "--sets: no set '77'")])
+                                         (["--sets", "01,77"], "--sets: no set '77'"),
+                                         (["--canvas-csv", "g.csv"], "--canvas-csv needs --roster"),
+                                         (["--policy-from", "nowhere.json"], "nowhere.json")])
 def test_bad_term_options_are_one_line_and_exit_2(capsys, monkeypatch, args, words):
     import importlib.util
 
@@ -507,3 +509,23 @@ def test_files_that_count_for_nobody_are_listed_at_the_end_with_their_reason(cap
     script.print_report(subs, report(subs, pass_mark=0.5, sandbox_line="-", roster={"a": "A"}))
     tail = capsys.readouterr().out.split("counted for nobody (1 file(s)", 1)[1]
     assert "subs/x/y.ipynb: the reason why" in tail and "TOTAL" in tail
+
+
+def test_a_gradebook_canvas_imports(tmp_path):
+    """Canvas's identity columns from its own gradebook export, its Points Possible row, one column per set
+    (the roster's own assignment column where its number matches), totals after the late policy."""
+    roster = load_roster(SAMPLES / "canvas" / "roster.csv")
+    subs = [_sub("ines09", SLUG, 1.0), _sub("jo", SLUG, 0.5), _sub("jo", SLUG2, 1.0, factor=0.9)]
+    rep = report(subs, pass_mark=0.5, sandbox_line="-", roster=roster.names)
+    from grading.gradebook import write_canvas_gradebook
+
+    write_canvas_gradebook(rep, tmp_path / "canvas.csv", roster)
+    rows = list(csv.reader((tmp_path / "canvas.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01 Slots (1234)", SLUG2]
+    assert rows[1][0].strip() == "Points Possible" and rows[1][5:] == [f"{P1:g}", f"{P2:g}"]
+    by_id = {r[1]: r for r in rows[2:]}
+    assert set(by_id) == {"4411", "4412", "4413", "4414"}  # every roster student, by Canvas user id
+    assert by_id["4413"] == ["Smith, Jo", "4413", "20230019", "jo", "CS 101", f"{P1 / 2:g}", f"{round(P2 * 0.9, 6):g}"]
+    assert by_id["4414"][5:] == ["0", "0"]
+    with pytest.raises(ValueError, match="Canvas's columns"):
+        write_canvas_gradebook(rep, tmp_path / "x.csv", load_roster(SAMPLES / "moodle" / "roster.csv"))
