@@ -40,6 +40,9 @@ name is reported, not guessed. **The root itself** given to the grader, when it 
 student (a regrade: ``grade.py submissions/ines09 --roster ...``), makes everything under it
 that student's.
 
+**The LMS's own download** (a ``.zip`` given to the grader) is read as the folder it
+unpacks to (:func:`unpack`); the report names its files ``<zip>/<member>``.
+
 **Which copy counts** (several of one student for one set; in :mod:`.classroom`): a notebook
 whose metadata names its set first, then the latest by the export's
 own submission time (Gradescope), then by its upload order (Canvas file ids), then by the
@@ -60,7 +63,11 @@ from lanes.exercises.variants import check_login
 
 from .roster import Roster, name_key, nfc
 
-__all__ = ["Origin", "Exports", "copy_number"]
+__all__ = ["Origin", "Exports", "copy_number", "unpack"]
+
+#: What is taken out of an LMS's download zip: at most this many members, each at most this large.
+MAX_ZIP_MEMBERS = 100_000
+MAX_ZIP_MEMBER_BYTES = 16 << 20
 
 #: Entries of one folder looked at to tell whether it is the export's level (or a repositories' prefix).
 MAX_LEVEL_ENTRIES = 20000
@@ -125,6 +132,51 @@ def _utc(value) -> dt.datetime | None:
 
 def _field(d: dict, name: str):
     return d.get(":" + name, d.get(name)) if isinstance(d, dict) else None
+
+
+def unpack(archive: pathlib.Path, folder: pathlib.Path) -> list:
+    """Take the notebooks and ``submission_metadata.yml`` files of an LMS's download zip (Canvas's
+    "Download Submissions", Gradescope's "Export Submissions") out into ``folder``, keeping their
+    paths; the lines for members left in it (a path that climbs out, a link, one too large).
+
+    Nothing else is taken out (a student's own zip stays a file in it, as in the LMS); each
+    member is read at most :data:`MAX_ZIP_MEMBER_BYTES` + 1 bytes, whatever its header says.
+    ``ValueError`` when ``archive`` is not a zip file.
+    """
+    import stat
+    import zipfile
+
+    problems: list = []
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ValueError(f"{archive}: not a zip file an LMS writes ({type(e).__name__})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ZIP_MEMBERS:
+            problems.append(f"{archive}: only its first {MAX_ZIP_MEMBERS} members are read")
+        for info in infos[:MAX_ZIP_MEMBERS]:
+            name = info.filename.replace("\\", "/")
+            parts = [p for p in name.split("/") if p not in ("", ".")]
+            base = parts[-1] if parts else ""
+            if info.is_dir() or not (base.endswith(".ipynb") or base == "submission_metadata.yml"):
+                continue
+            if name.startswith("/") or ".." in parts or ":" in parts[0]:
+                problems.append(f"{archive}: member {name[:200]!r} left in the zip (its path leaves the folder)")
+                continue
+            if stat.S_ISLNK(info.external_attr >> 16):
+                problems.append(f"{archive}: member {name[:200]!r} left in the zip (a symbolic link)")
+                continue
+            target = folder.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src:
+                data = src.read(MAX_ZIP_MEMBER_BYTES + 1)
+            if len(data) > MAX_ZIP_MEMBER_BYTES:
+                problems.append(f"{archive}: member {name[:200]!r} left in the zip (larger than "
+                                f"{MAX_ZIP_MEMBER_BYTES >> 20} MiB)")
+                continue
+            target.write_bytes(data)
+    return problems
 
 
 class Exports:

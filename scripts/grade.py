@@ -374,6 +374,36 @@ def _main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         _usage(str(e))
     t0 = time.monotonic()
+    unzipped: dict = {}  # the folder an LMS's zip was unpacked to -> the zip
+    try:
+        return _grade_run(args, paths, roster, secret, sets, deadlines, t0, unzipped)
+    finally:
+        import shutil
+
+        for folder in unzipped:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _grade_run(args, paths, roster, secret, sets, deadlines, t0, unzipped) -> int:
+    import tempfile
+
+    from grading import lms
+
+    given = paths
+    paths = []
+    for p in given:
+        if p.suffix.lower() == ".zip" and p.is_file() and not p.is_symlink():
+            folder = pathlib.Path(tempfile.mkdtemp(prefix="lanes-lms-zip-"))
+            unzipped[folder] = p
+            try:
+                problems = lms.unpack(p, folder)
+            except (OSError, ValueError) as e:
+                _usage(str(e))
+            for line in problems:
+                print(f"warning: {line}", file=sys.stderr)
+            paths.append(folder)
+        else:
+            paths.append(p)
     limits = sandbox.Limits(timeout_s=args.timeout, cpu_s=args.cpu_limit, memory_mb=args.memory_mb,
                             nproc=args.max_procs)
     progress = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -388,8 +418,12 @@ def _main(argv: list[str] | None = None) -> int:
     except sandbox.SandboxError as e:
         print(f"grade.py: {e}", file=sys.stderr)
         return 2
+    for s in subs:  # a notebook of a zip is named as in the zip
+        for folder, archive in unzipped.items():
+            if s.path.startswith(str(folder) + os.sep):
+                s.path = classroom.shown(archive) + "/" + s.path[len(str(folder)) + 1:]
     if not subs and args.shard == (1, 1):
-        _usage(f"no notebooks found under {', '.join(map(str, paths))}")
+        _usage(f"no notebooks found under {', '.join(map(str, given))}")
     extra = {"timeout_s": args.timeout, "seconds": round(time.monotonic() - t0, 1)}
     if args.forms_only:
         problems = sum((s.status != classroom.GRADED) + sum(not q.form_ok for q in s.questions) for s in subs)
@@ -411,7 +445,7 @@ def _main(argv: list[str] | None = None) -> int:
         extra["warnings"] = [f"{len(flagged)} copies are late by the LMS's own flag only: "
                              + classroom.FLAG_NO_GRACE.format(deadlines.grace_s / 60)]
         print(f"warning: {extra['warnings'][0]}", file=sys.stderr)
-    scope, covered = _scope(paths, roster, args.student, args.shard, subs if args.regrade else None)
+    scope, covered = _scope(given, roster, args.student, args.shard, subs if args.regrade else None)
     extra["deadlines"] = deadlines.describe()
     extra["late_policy"] = deadlines.as_dict()
     rep = classroom.report(subs, pass_mark=args.pass_mark, sandbox_line=isolation, shard=args.shard, roster=covered,

@@ -529,3 +529,35 @@ def test_a_gradebook_canvas_imports(tmp_path):
     assert by_id["4414"][5:] == ["0", "0"]
     with pytest.raises(ValueError, match="Canvas's columns"):
         write_canvas_gradebook(rep, tmp_path / "x.csv", load_roster(SAMPLES / "moodle" / "roster.csv"))
+
+
+def test_the_lms_download_zips_are_read_directly(tmp_path):
+    import zipfile
+
+    env = {**os.environ, "LANES_TEST_SECRET": "1"}
+    (tmp_path / "none").mkdir()
+    canvas = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(canvas, "w") as z:
+        for p in sorted((SAMPLES / "canvas").glob("*.ipynb")):
+            z.write(p, p.name)
+        z.writestr("../escape.ipynb", "{}")
+    gs = tmp_path / "gradescope_export.zip"
+    with zipfile.ZipFile(gs, "w") as z:
+        for p in sorted((SAMPLES / "gradescope" / "submissions").rglob("*")):
+            if p.is_file():
+                z.write(p, "assignment_5512_export/" + str(p.relative_to(SAMPLES / "gradescope" / "submissions")))
+    errs = {}
+    for archive, roster, n in ((canvas, "canvas", 4), (gs, "gradescope", 3)):
+        proc = subprocess.run([sys.executable, str(GRADE), str(archive), "--roster", str(SAMPLES / roster / "roster.csv"),
+                               "--solutions", str(tmp_path / "none"), "--quiet", "--pass-mark", "0",
+                               "--json", str(tmp_path / f"{roster}.json"),
+                               *(["--canvas-csv", str(tmp_path / "c.csv")] if roster == "canvas" else [])],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        errs[roster] = proc.stderr
+        rep = json.loads((tmp_path / f"{roster}.json").read_text())
+        assert len(rep["submissions"]) == n and all(s["login"] for s in rep["submissions"])
+        assert all(s["path"].startswith(str(archive) + "/") for s in rep["submissions"])
+    assert "'../escape.ipynb' left in the zip (its path leaves the folder)" in errs["canvas"]
+    assert not (tmp_path / "escape.ipynb").exists() and (tmp_path / "c.csv").is_file()
+    assert not list(pathlib.Path(os.environ.get("TMPDIR", "/tmp")).glob("lanes-lms-zip-*"))
