@@ -26,7 +26,8 @@ Excel writes as "CSV"); text is compared after Unicode NFC normalisation. **Sepa
 
 A bad row (no login, a login outside ``[a-z0-9._-]``, a key already another student's) is
 named by its line and skipped; the rest of the roster stands (:attr:`Roster.problems`).
-Canvas's ``Points Possible`` row is not a student and is skipped silently.
+Canvas's ``Points Possible`` and ``Manual Posting`` rows are not students and are skipped
+silently; its Test Student (the Student View's account) is skipped, saying what it is.
 """
 
 from __future__ import annotations
@@ -162,8 +163,13 @@ def load_roster(path: pathlib.Path) -> Roster:
             continue
         name = cell(name_col) or " ".join(x for x in (cell(first_col), cell(last_col)) if x)
         raw, email, gh = cell(login_col), cell(email_col), cell(github_col).casefold()
-        if not raw and name.strip().lower() == "points possible":
-            continue  # Canvas's second row
+        if not raw and (name.strip().lower() == "points possible" or "manual posting" in name.lower()
+                        or any(c.strip().lower() == "manual posting" for c in row)):
+            continue  # Canvas's second row (and the Manual Posting row of newer exports): not students
+        if name_key(name) == "test student" and canvas:
+            problems.append(f"roster {path} line {start}: Canvas's Test Student (the account of its Student View) "
+                            "is not a student; row skipped")
+            continue
         role = cell(role_col)
         if role and "student" not in role.casefold():
             roles[role] = roles.get(role, 0) + 1

@@ -561,3 +561,12 @@ def test_the_lms_download_zips_are_read_directly(tmp_path):
     assert "'../escape.ipynb' left in the zip (its path leaves the folder)" in errs["canvas"]
     assert not (tmp_path / "escape.ipynb").exists() and (tmp_path / "c.csv").is_file()
     assert not list(pathlib.Path(os.environ.get("TMPDIR", "/tmp")).glob("lanes-lms-zip-*"))
+
+
+def test_canvas_rows_that_are_not_students_are_skipped_saying_what_they_are(tmp_path):
+    text = (SAMPLES / "canvas" / "roster.csv").read_text(encoding="utf-8-sig").splitlines()
+    text[2:2] = ["    Manual Posting,,,,,Manual Posting", '"Student, Test",9999,,,CS 101,']
+    (tmp_path / "r.csv").write_text("\n".join(text) + "\n")
+    roster = load_roster(tmp_path / "r.csv")
+    assert sorted(roster.names) == ["ines09", "jo", "jo_smith", "ken"]
+    assert len(roster.problems) == 1 and "Canvas's Test Student" in roster.problems[0]
