@@ -339,7 +339,12 @@ def _main(argv: list[str] | None = None) -> int:
                     "--roster: Canvas's gradebook export)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--forms-only", action="store_true", help="practice feedback: answer forms only, no keys")
+    ap.add_argument("--runs-only", action="store_true",
+                    help="with --forms-only: count as problems only notebooks that match no set or do not run to "
+                    "their end (blank exercises are well formed)")
     args = ap.parse_args(argv)
+    if args.runs_only and not args.forms_only:
+        _usage("--runs-only goes with --forms-only (it checks that notebooks run, not their answers)")
     if not 0 <= args.pass_mark <= 1:
         _usage(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
     for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs", "max_copies", "judge_timeout",
@@ -427,7 +432,8 @@ def _grade_run(args, paths, roster, secret, sets, deadlines, t0, unzipped) -> in
         _usage(f"no notebooks found under {', '.join(map(str, given))}")
     extra = {"timeout_s": args.timeout, "seconds": round(time.monotonic() - t0, 1)}
     if args.forms_only:
-        problems = sum((s.status != classroom.GRADED) + sum(not q.form_ok for q in s.questions) for s in subs)
+        problems = sum((s.status != classroom.GRADED) + (0 if args.runs_only else sum(not q.form_ok for q in s.questions))
+                       for s in subs)
         for s in subs:
             print(f"{s.path}  [{s.assignment or '?'}]  {s.status}")
             for m in s.messages:
