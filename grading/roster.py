@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from lanes.exercises.variants import check_login
 
-__all__ = ["Roster", "load_roster", "nfc", "name_key"]
+__all__ = ["Roster", "load_roster", "nfc", "name_key", "rekey"]
 
 #: Largest roster file read (bytes).
 MAX_ROSTER_BYTES = 8 << 20
@@ -213,3 +213,47 @@ def load_roster(path: pathlib.Path) -> Roster:
         raise ValueError(f"roster {path}: no usable row" + (f" ({problems[0]})" if problems else ""))
     return Roster({k: v[0] for k, v in names.items()}, keys, by_name, tuple(problems), github, lms, written)
 
+
+
+def rekey(old_path: pathlib.Path, new_path: pathlib.Path) -> tuple[str, list]:
+    """Another LMS's roster ``new_path`` keyed on the logins of ``old_path`` (the roster the tokens
+    were made from), so that grading with it keeps every token: ``(CSV text, lines)``.
+
+    Each student of the new roster is found in the old one by any key they share (e-mail, an
+    id, GitHub username, login, ``file``), else by name; the result is the new roster's file
+    with a ``login`` column (its own replaced, or a new first column) holding the old login.
+    ``lines`` names each student found in one roster only (they keep the new roster's login).
+    """
+    old, new = load_roster(old_path), load_roster(new_path)
+    with open(new_path, "rb") as f:
+        text = _decode(f.read(MAX_ROSTER_BYTES + 1)[:MAX_ROSTER_BYTES])
+    delimiter = max(",;\t", key=text.split("\n", 1)[0].count)
+    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    header = [" ".join(h.casefold().split()) for h in rows[0]]
+    col = header.index("login") if "login" in header else None
+    out_rows = [rows[0] if col is not None else ["login", *rows[0]]]
+    lines, found = [], set()
+    for row in rows[1:]:
+        cells = [c.strip() for c in row if c.strip()]
+        login = next((new.lookup(c) for c in cells if new.lookup(c)), None)
+        if login is None:
+            out_rows.append(row if col is not None else ["", *row])
+            continue
+        mine = next((old.lookup(c) for c in cells if old.lookup(c)), None)
+        if mine is None:
+            mine = old.by_name.get(name_key(new.names.get(login, "")))
+        if mine is None:
+            lines.append(f"{new_path}: {login} ({new.names.get(login, '')}) is not in {old_path}: keeps {login!r}, "
+                         "so their token is the one of that login")
+            mine = login
+        found.add(mine)
+        if col is not None:
+            row = list(row) + [""] * (col + 1 - len(row))
+            row[col] = mine
+            out_rows.append(row)
+        else:
+            out_rows.append([mine, *row])
+    lines += [f"{old_path}: {x} ({old.names[x]}) is not in {new_path}" for x in sorted(set(old.names) - found)]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(out_rows)
+    return buf.getvalue(), lines

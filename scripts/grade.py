@@ -3,6 +3,7 @@
 
     python scripts/grade.py init                             # once per course: the course secret
     python scripts/grade.py tokens --roster roster.csv       # each student's STUDENT value, to hand out
+    python scripts/grade.py rekey roster.csv gradescope.csv > gs-roster.csv   # another LMS's roster, same tokens
     python scripts/grade.py submissions/ --roster roster.csv --csv gradebook.csv --feedback feedback/
     python scripts/grade.py submissions/ --shard 2/4 --json shard-2.json      # one share of the students
     python scripts/grade.py merge shard-*.json --json report.json --csv gradebook.csv
@@ -146,6 +147,25 @@ def cmd_tokens(argv: list[str]) -> int:
     out.writerow(["login", "name", "STUDENT"])
     for login in sorted(roster.names):
         out.writerow([login, gradebook.safe_cell(roster.names[login]), variants.student_token(login, secret)])
+    return 0
+
+
+def cmd_rekey(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="grade.py rekey", description="Another LMS's roster keyed on the logins of the "
+                                 "roster the tokens were made from (CSV on stdout): grading with it keeps every token.")
+    ap.add_argument("old", type=pathlib.Path, help="the roster the tokens were made from (grade.py tokens --roster)")
+    ap.add_argument("new", type=pathlib.Path, help="the other LMS's roster (its e-mail, ids, names)")
+    args = ap.parse_args(argv)
+    from grading.roster import rekey
+
+    try:
+        text, lines = rekey(args.old, args.new)
+    except (OSError, ValueError) as e:
+        print(f"grade.py rekey: {e}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+    sys.stdout.write(text)
     return 0
 
 
@@ -298,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    sub = {"init": cmd_init, "tokens": cmd_tokens, "merge": cmd_merge}
+    sub = {"init": cmd_init, "tokens": cmd_tokens, "merge": cmd_merge, "rekey": cmd_rekey}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     ap = argparse.ArgumentParser(description="Grade lanes exercise notebooks (two steps, boxed).")

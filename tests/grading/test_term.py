@@ -570,3 +570,20 @@ def test_canvas_rows_that_are_not_students_are_skipped_saying_what_they_are(tmp_
     roster = load_roster(tmp_path / "r.csv")
     assert sorted(roster.names) == ["ines09", "jo", "jo_smith", "ken"]
     assert len(roster.problems) == 1 and "Canvas's Test Student" in roster.problems[0]
+
+
+def test_rekey_binds_another_lms_roster_to_the_logins_the_tokens_were_made_from(tmp_path):
+    """Canvas made the tokens (SIS logins); Gradescope's roster gives e-mail local parts: rekeyed,
+    it gives Canvas's logins again, so every token stays its student's."""
+    from grading.roster import rekey
+
+    (tmp_path / "canvas.csv").write_text("Student,ID,SIS Login ID,Email\n\"Ortega, Inés\",4411,ines09,ines.ortega@uni.example\n"
+                                         "\"Smith, Jo\",4412,jo_smith,jo.smith@uni.example\n\"Nakamura, Ken\",4414,ken,\n")
+    gs = SAMPLES / "gradescope" / "roster.csv"
+    assert sorted(load_roster(gs).names) == ["ines.ortega", "jo.smith", "ken"]  # other logins: other tokens
+    text, lines = rekey(tmp_path / "canvas.csv", gs)
+    (tmp_path / "gs.csv").write_text(text)
+    again = load_roster(tmp_path / "gs.csv")
+    assert sorted(again.names) == ["ines09", "jo_smith", "ken"]  # ken by name ("Nakamura, Ken")
+    assert again.lookup("jo.smith@uni.example") == "jo_smith" and again.lookup("20230017") == "ines09"
+    assert lines == []
