@@ -594,6 +594,12 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     if todo:
         isolation = _run_step1_and_judge(todo, solutions=solutions, limits=limits, jobs=jobs, secret=secret,
                                          hide=hide, budget=budget, progress=progress)
+    for sub in subs:  # a notebook named like a set that holds none of its answers: the chapter's?
+        if sub.status == GRADED and sub.matched in ("file name", "folder") and sub.questions \
+                and not any(q.form_ok for q in sub.questions):
+            sub.messages.append(f"none of set {sub.assignment}'s answers were found in this notebook, and it is not "
+                                f"the set's own (its metadata does not name the set): is it the chapter notebook? Hand "
+                                f"in the set notebook, exercises/{sub.assignment}/set_{sub.assignment}.ipynb")
     for sub, members in groups:  # every member of a group submission gets what it earned
         for m in members:
             m.status, m.student, m.notebook_student, m.seconds = sub.status, sub.student, sub.notebook_student, sub.seconds

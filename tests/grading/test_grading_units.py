@@ -407,3 +407,20 @@ def test_magics_and_displays_students_use_run_in_the_box_as_in_a_kernel(tmp_path
     assert [e["cell"] for e in got["errors"]] == [2, 3, 4], got
     assert all(e["error"].startswith("RuntimeError: shell commands (!cmd, %pip, %conda) are not run while grading")
                for e in got["errors"])
+
+
+def test_a_chapter_notebook_handed_in_as_a_set_is_named_as_such(tmp_path):
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": "c0", "metadata": {}, "source": "x = 1", "outputs": [],
+                     "execution_count": None}]}
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / f"{SLUG}.ipynb").write_text(json.dumps(nb))
+    from grading import sandbox
+
+    (s,), _ = classroom.grade([tmp_path / "ana"], solutions=None, limits=sandbox.Limits(), progress=lambda *a: None)
+    assert s.status == "graded" and s.matched == "file name"
+    assert any("is it the chapter notebook?" in m and f"set_{SLUG}.ipynb" in m for m in s.messages), s.messages
