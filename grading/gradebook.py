@@ -26,6 +26,10 @@ Possible`` row, and one column per set holding the set's total after any late pe
 A set's column is the roster's assignment column whose name starts with the set's number
 (``03 Headroom (5512)`` for ``03_headroom``), so that Canvas updates that assignment;
 otherwise it is named by the set's slug (Canvas then makes a new assignment of it).
+
+**Moodle gradebook** (:func:`write_moodle_gradebook`, ``--moodle-csv``): what Moodle's
+*Import > CSV file* maps: ``Email address`` (map it to the user's e-mail), the
+``Username`` (the login), and one column per set (map each to its grade item).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ import pathlib
 
 from lanes.exercises.registry import get_set
 
-__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "feedback_markdown",
+__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "write_moodle_gradebook",
+           "feedback_markdown",
            "write_feedback"]
 
 #: The feedback folder's list of the files the last run wrote there (removed when no longer written).
@@ -232,6 +237,27 @@ def write_canvas_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
                  ids.get("SIS Login ID", ""), ids.get("Section", "")]
         cells += [_fmt(entry["sets"][slug]["score"]) for slug in sets]
         w.writerow([safe_cell(c) for c in cells])
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def write_moodle_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
+    """The Moodle CSV import of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
+    gives no e-mail (Moodle's import matches rows by a user field: the e-mail here)."""
+    emails: dict = {}
+    for key, login in (roster.keys.items() if roster is not None else ()):
+        if "@" in key:
+            emails.setdefault(login, key)
+    if not emails:
+        raise ValueError("--moodle-csv needs --roster with an e-mail column (Moodle's import matches users by it)")
+    sets = rep["sets"]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["Email address", "Username"] + sets)
+    for login, entry in rep["class"].items():
+        w.writerow([safe_cell(c) for c in [emails.get(login, ""), login]
+                    + [_fmt(entry["sets"][slug]["score"]) for slug in sets]])
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(buf.getvalue(), encoding="utf-8")

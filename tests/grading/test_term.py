@@ -587,3 +587,18 @@ def test_rekey_binds_another_lms_roster_to_the_logins_the_tokens_were_made_from(
     assert sorted(again.names) == ["ines09", "jo_smith", "ken"]  # ken by name ("Nakamura, Ken")
     assert again.lookup("jo.smith@uni.example") == "jo_smith" and again.lookup("20230017") == "ines09"
     assert lines == []
+
+
+def test_a_gradebook_moodle_imports(tmp_path):
+    from grading.gradebook import write_moodle_gradebook
+
+    roster = load_roster(SAMPLES / "moodle" / "roster.csv")
+    rep = report([_sub("ines09", SLUG, 1.0)], pass_mark=0.5, sandbox_line="-", roster=roster.names)
+    write_moodle_gradebook(rep, tmp_path / "m.csv", roster)
+    rows = list(csv.reader((tmp_path / "m.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows[0] == ["Email address", "Username", SLUG]
+    assert rows[1:] == [["ines.ortega@uni.example", "ines09", f"{P1:g}"], ["jo.smith@uni.example", "jo_smith", "0"],
+                        ["ken@uni.example", "ken", "0"]]
+    (tmp_path / "r.csv").write_text("login\na\n")
+    with pytest.raises(ValueError, match="e-mail"):
+        write_moodle_gradebook(rep, tmp_path / "x.csv", load_roster(tmp_path / "r.csv"))
