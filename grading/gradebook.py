@@ -38,6 +38,7 @@ import csv
 import io
 import json
 import pathlib
+import re
 
 from lanes.exercises.registry import get_set
 
@@ -263,12 +264,21 @@ def write_moodle_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def _printable(text: object, limit: int = 300) -> str:
-    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+def _printable(text: object, limit: int = 500) -> str:
+    text = str(text)
+    cut = text[:limit] + ("…" if len(text) > limit else "")
+    return "".join(c if c.isprintable() else "?" for c in cut)
+
+
+_CLASSMATE = re.compile(r"another student's token \([^()]{0,60}'s\)")
 
 
 def _md(text: str) -> str:
-    return _printable(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Student text as literal Markdown: ``|`` and ``<`` escaped with a backslash (no table cell
+    or HTML tag can be opened), a classmate's login never named (a copied token says only that
+    it is another student's)."""
+    text = _CLASSMATE.sub("another student's token", _printable(text))
+    return text.replace("|", "\\|").replace("<", "\\<")
 
 
 def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:

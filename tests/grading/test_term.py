@@ -602,3 +602,15 @@ def test_a_gradebook_moodle_imports(tmp_path):
     (tmp_path / "r.csv").write_text("login\na\n")
     with pytest.raises(ValueError, match="e-mail"):
         write_moodle_gradebook(rep, tmp_path / "x.csv", load_roster(tmp_path / "r.csv"))
+
+
+def test_feedback_names_no_classmate_and_keeps_signs_and_whole_notes():
+    from grading.gradebook import feedback_markdown
+
+    sub = _sub("eve", SLUG, 0.0)
+    sub.messages = ["STUDENT in the notebook is not eve's token (STUDENT is another student's token (alice's)): "
+                    "graded as eve's variant"]
+    sub.questions[0].messages = ["must be >= 0 and <b>x</b>; " + "a long note " * 30 + "END"]
+    text = feedback_markdown("eve", [sub.as_dict()])
+    assert "alice" not in text and "is another student's token)" in text
+    assert ">= 0" in text and "&gt;" not in text and "\\<b>" in text and "END |" in text
