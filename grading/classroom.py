@@ -148,14 +148,20 @@ class Submission:
     late_s: float | None = None  # seconds after the deadline and grace, where known
     factor: float = 1.0  # the late policy's multiplier of the score
     order: tuple = ()  # which copy is later (see grading.lms); not reported
+    attempt: str = ""  # the LMS submission it came in (see grading.lms.Origin); not reported
+    matched: str = ""  # how its set was found: "metadata", "file name" or "folder" (see match_assignment)
     seconds: float = 0.0
     messages: list = field(default_factory=list)
     questions: list = field(default_factory=list)
 
     @property
     def recency(self) -> tuple:
-        """Sort key of copies: the later copy sorts last (see :mod:`.lms`; never a file time)."""
-        return self.order or (False, 0.0, 0, copy_number(pathlib.Path(self.path).stem), self.path)
+        """Sort key of copies: the one that counts sorts last. A copy whose own metadata names
+        its set outranks one matched by its file name, which outranks one matched by a folder
+        (a scratch ``Untitled.ipynb`` handed in beside the set's notebook); then the later copy
+        (see :mod:`.lms`; never a file time)."""
+        rank = {"metadata": 2, "file name": 1}.get(self.matched, 0)
+        return (rank, *(self.order or (False, 0.0, 0, copy_number(pathlib.Path(self.path).stem), self.path)))
 
     @property
     def score(self) -> float:
@@ -166,7 +172,7 @@ class Submission:
         return sum(q.possible for q in self.questions)
 
     def as_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("questions", "order")}
+        d = {k: v for k, v in asdict(self).items() if k not in ("questions", "order", "attempt")}
         d["score"], d["possible"] = round(self.score, 6), self.possible
         d["questions"] = {q.name: {"score": q.score, "possible": q.possible, "messages": q.messages,
                                    "form_ok": q.form_ok} for q in self.questions}
@@ -383,8 +389,11 @@ def _read(path: pathlib.Path, limit: int = MAX_NOTEBOOK_BYTES):
 _COPY = re.compile(r"^(.*?)(?:[-_ ]?copy\d*|\s*\(\d+\))+$", re.I)
 
 
-def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | None:
-    """The set of a notebook: its metadata (type-checked) first, then its file and folder names."""
+def match_assignment(path: pathlib.Path, nb, known, messages: list, how: list | None = None) -> str | None:
+    """The set of a notebook: its metadata (type-checked) first, then its file and folder names.
+
+    ``how``, when given, gets ``"metadata"``, ``"file name"`` or ``"folder"`` appended."""
+    how = [] if how is None else how
     if nb is not None:
         meta = nb.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -400,9 +409,11 @@ def match_assignment(path: pathlib.Path, nb, known, messages: list) -> str | Non
                 messages.append(f"metadata.{key}.{inner} is not a string: ignored")
                 continue
             if name in known:
+                how.append("metadata")
                 return name
     names = [path.stem, *[p.name for p in path.parents][:3]]
-    for cand in names:
+    for i, cand in enumerate(names):
+        how[:] = ["file name" if i == 0 else "folder"]
         m = _COPY.match(cand)
         for c in (cand, m.group(1) if m else None):
             if c in known:
@@ -576,24 +587,26 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
     forms_only = solutions is None
     subs: list[Submission] = []
     todo: list[tuple[Submission, pathlib.Path]] = []
-    found: list = []  # (sub, path, refusal) of every submission of this shard, identified, not yet read
+    found: list = []  # (sub, path, refusal, origin) of every submission of this shard, identified, not yet read
+    groups: list = []  # (graded submission, its group's other members' submissions)
     for path, root, refusal in collect(paths):
         sub = Submission(path=shown(path))
         try:
-            _identify(sub, exports.origin(path, root), student, forms_only)
+            origin = exports.origin(path, root)
+            _identify(sub, origin, student, forms_only)
             if shard_of(sub.login, shard[1]) != shard[0]:
                 continue
             subs.append(sub)
             if roster is not None and sub.login:
                 sub.name = roster.names.get(sub.login, "")
-            found.append((sub, path, refusal))
+            found.append((sub, path, refusal, origin))
         except Exception as e:  # one notebook never stops the class
             sub.status = CRASHED
             sub.messages.append(f"could not be read ({type(e).__name__})")
             if sub not in subs:
                 subs.append(sub)
     chosen = _files_read(found, budget, known)
-    for sub, path, refusal in found:
+    for sub, path, refusal, origin in found:
         try:
             if sub.login is not None and id(sub) not in chosen and not refusal:
                 refusal = (f"refused: not read, {sub.login} handed in more than {budget.files} files or "
@@ -604,7 +617,9 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 sub.assignment = match_assignment(path, None, known, [])
             else:
                 nb, _, problem, digest = _read(path)
-                sub.assignment = match_assignment(path, nb, known, sub.messages)
+                how: list = []
+                sub.assignment = match_assignment(path, nb, known, sub.messages, how)
+                sub.matched = how[-1] if sub.assignment and how else ""
                 if problem:
                     sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
                     sub.messages.append(problem)
@@ -617,6 +632,10 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                                         "instructor's checkout (the student repository has no solutions/)")
                 elif not forms_only and sub.login is None:
                     sub.status = UNIDENTIFIED  # whose variant to grade is unknown: not run
+                    owner = token_owner(nb, roster, secret)
+                    if owner:
+                        sub.messages[-1] += (f" (its STUDENT is {owner}'s token: if it is {owner}'s, name the file in "
+                                             f"the roster's 'file' column or regrade it with --student {owner})")
                 else:  # what step 1 needs of it: the file as read, and its cells' notes
                     todo.append((sub, _Copy(path, digest, cell_notes(nb, get_set(sub.assignment).variables))))
                 del nb  # one notebook held at a time
@@ -624,15 +643,30 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 sub.questions = [Question(q.name, q.points) for q in get_set(sub.assignment).questions]
                 if sub.status != GRADED:
                     sub.messages[-1] += "; every question scores 0"
+            if student is None and not forms_only and sub.login and len(origin.group) > 1:
+                groups.append((sub, _group_members(sub, origin, shard, roster)))
+                subs.extend(groups[-1][1])
         except Exception as e:  # one notebook never stops the class
             sub.status = CRASHED
             sub.messages.append(f"could not be read ({type(e).__name__})")
     _mark_counted(subs, forms_only, deadlines or Deadlines())
+    before = {id(sub): len(sub.messages) for sub, _ in groups}
     isolation = "nothing was run"
     if todo:
         isolation = _run_step1_and_judge(todo, solutions=solutions, limits=limits, jobs=jobs, secret=secret,
                                          hide=hide, budget=budget, progress=progress)
-    subs.sort(key=lambda s: s.path)
+    for sub in subs:  # a notebook named like a set that holds none of its answers: the chapter's?
+        if sub.status == GRADED and sub.matched in ("file name", "folder") and sub.questions \
+                and not any(q.form_ok for q in sub.questions):
+            sub.messages.append(f"none of set {sub.assignment}'s answers were found in this notebook, and it is not "
+                                f"the set's own (its metadata does not name the set): is it the chapter notebook? Hand "
+                                f"in the set notebook, exercises/{sub.assignment}/set_{sub.assignment}.ipynb")
+    for sub, members in groups:  # every member of a group submission gets what it earned
+        for m in members:
+            m.status, m.student, m.notebook_student, m.seconds = sub.status, sub.student, sub.notebook_student, sub.seconds
+            m.questions = [Question(q.name, q.possible, q.score, list(q.messages), q.form_ok) for q in sub.questions]
+            m.messages.extend(sub.messages[before[id(sub)]:])
+    subs.sort(key=lambda s: (s.path, s.login or ""))
     return subs, isolation
 
 
@@ -653,7 +687,7 @@ def _files_read(found: list, budget: Budget, known) -> set:
     the file and folder names tell it), then each set's next latest, ... so that the copy
     that counts is read however many copies there are."""
     by: dict = {}
-    for sub, path, _ in found:
+    for sub, path, *_ in found:
         if sub.login is not None:
             by.setdefault(sub.login, []).append((sub, path))
     chosen: set = set()
@@ -678,6 +712,45 @@ def _files_read(found: list, budget: Budget, known) -> set:
     return chosen
 
 
+def _group_members(sub: Submission, origin, shard: tuple, roster) -> list:
+    """A submission per other member of ``sub``'s group (in this shard), credited with ``sub``'s scores."""
+    others = []
+    for login in origin.group:
+        if login == sub.login or shard_of(login, shard[1]) != shard[0]:
+            continue
+        m = Submission(path=sub.path, assignment=sub.assignment, login=login, status=sub.status,
+                       submitted=sub.submitted, late=origin.late, order=sub.order, attempt=sub.attempt,
+                       matched=sub.matched, name=roster.names.get(login, "") if roster is not None else "")
+        m.messages.append(f"a group submission of {', '.join(origin.group)}: graded once, as {sub.login}'s "
+                          "variant, and credited to every member")
+        m.questions = [Question(q.name, q.possible) for q in sub.questions]
+        others.append(m)
+    if others:
+        sub.messages.append(f"a group submission of {', '.join(origin.group)}: credited to every member")
+    return others
+
+
+_STUDENT_LINE = re.compile(r"^STUDENT\s*=\s*[\"']([A-Za-z0-9._-]{1,40})[\"']", re.M)
+
+
+def token_owner(nb, roster, secret: str | None) -> str | None:
+    """The roster student whose valid token a notebook's ``STUDENT = "..."`` line holds, else ``None``
+    (read from the text, not run: to name who an unidentified file is probably from)."""
+    if nb is None or roster is None or not secret:
+        return None
+    for cell in nb.cells[:500]:
+        source = cell.get("source") if cell.get("cell_type") == "code" else None
+        m = _STUDENT_LINE.search(source[:100_000]) if isinstance(source, str) else None
+        if m:
+            typed = m.group(1).lower()
+            login = typed.rpartition("-")[0]
+            try:
+                return login if login in roster.names and student_token(login, secret) == typed else None
+            except ValueError:
+                return None
+    return None
+
+
 def _identify(sub: Submission, origin, student: str | None, forms_only: bool) -> None:
     """Set the login (unless forms only), the export's time and the copy order of ``sub``."""
     if student is not None:
@@ -691,8 +764,14 @@ def _identify(sub: Submission, origin, student: str | None, forms_only: bool) ->
     when = origin.submitted
     sub.submitted = when.isoformat() if when is not None else None
     sub.late = origin.late
+    sub.attempt = origin.attempt
     sub.order = (when is not None, when.timestamp() if when else 0.0, origin.upload,
                  copy_number(pathlib.Path(sub.path).stem), sub.path)
+
+
+#: The note on a copy late by the LMS's own flag when a grace was given (the flag carries no time).
+FLAG_NO_GRACE = ("the LMS flagged it late without saying when it was handed in, so --grace {:g} min cannot be "
+                 "applied to it (move the due date in the LMS by the grace before downloading, to forgive it)")
 
 
 def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines) -> None:
@@ -708,6 +787,8 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
             if s.late:
                 s.messages.append("handed in late" + (f" ({s.late_s / 3600:.2f} h after the deadline and grace)"
                                                      if s.late_s is not None else " (flagged by the LMS)"))
+                if s.late_s is None and deadlines.grace_s > 0:
+                    s.messages.append(FLAG_NO_GRACE.format(deadlines.grace_s / 60))
         if forms_only or (s.login and s.assignment):
             groups.setdefault((s.login, s.assignment) if not forms_only else (s.path,), []).append(s)
     for key, group in groups.items():
@@ -721,6 +802,10 @@ def _mark_counted(subs: list[Submission], forms_only: bool, deadlines: Deadlines
         if len(group) > 1:
             why = "the latest on time" if latest is not group[-1] else "the latest"
             for s in group:
+                if s is not latest and s.attempt and s.attempt == latest.attempt:
+                    s.messages.append(f"another file of the same submission ({pathlib.Path(latest.path).name}) is "
+                                      f"set {s.assignment}'s notebook; this one does not count")
+                    continue
                 s.messages.append(f"{len(group)} copies of set {s.assignment} were handed in by {s.login}: "
                                   + (f"this one ({why}) counts" if s is latest else
                                      f"only {why} counts ({pathlib.Path(latest.path).name}); this one does not"))

@@ -14,6 +14,10 @@ gradebook), and it is never counted as late.
 - ``penalty:F``: it earns ``(1 - F)`` of its score (``penalty:0.1`` takes 10 %);
 - ``refuse``: the latest copy handed in on time counts instead; with none, the late copy
   counts and scores 0.
+
+A report records the run's rule (:meth:`Deadlines.as_dict`), so that a regrade can reuse
+the class's (``grade.py --policy-from class.json``) and ``merge`` can refuse a regrade
+graded under another rule.
 """
 
 from __future__ import annotations
@@ -73,6 +77,23 @@ class Deadlines:
         elif late not in ("count", "refuse"):
             raise ValueError(f"--late must be one of {', '.join(POLICIES)} (got {late!r})")
         return cls(due, float(grace_min) * 60.0, policy, penalty)
+
+    def as_dict(self) -> dict:
+        """The rule as JSON data (times in ISO 8601, UTC), what a report records."""
+        return {"due": {k: v.isoformat() for k, v in sorted(self.due.items())}, "grace_s": self.grace_s,
+                "policy": self.policy, "penalty": self.penalty}
+
+    @classmethod
+    def from_dict(cls, data, what: str = "late_policy") -> "Deadlines":
+        """The rule :meth:`as_dict` wrote; ``ValueError`` naming ``what`` if it is not one."""
+        try:
+            due = {str(k): parse_time(str(v), what) for k, v in dict(data["due"]).items()}
+            out = cls(due, float(data["grace_s"]), str(data["policy"]), float(data["penalty"]))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ValueError(f"{what}: not a deadline rule written by grade.py (got {str(data)[:80]!r})") from None
+        if out.policy not in ("count", "refuse", "penalty") or not out.grace_s >= 0 or not 0 <= out.penalty <= 1:
+            raise ValueError(f"{what}: not a deadline rule written by grade.py (got {str(data)[:80]!r})")
+        return out
 
     def deadline(self, slug: str) -> dt.datetime | None:
         """The deadline of ``slug`` with the grace added, or ``None``."""

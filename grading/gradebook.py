@@ -10,13 +10,26 @@ which, in ``sets_rule``); a set a student did not hand in scores 0 of its points
 
 **Merging.** :func:`merge` takes the reports of shards 1..N of one class (or one whole-class
 report) and any number of regrade reports (``scope: regrade``), applied in the order given:
-a regrade replaces every row of the students it covers.
+a regrade replaces exactly the (student, set) pairs it graded and keeps the rest, and must
+have been graded under the class's deadline rule (``late_policy``, recorded in every report).
 
 **Gradebook** (UTF-8 with a byte-order mark, so that Excel shows accented names): a row per
 student; per set, a column per question (scores before any late penalty), the set's
 ``total`` (after it), ``late`` (``yes``, ``no``, or blank when unknown) and ``submitted``
 (the export's time, UTC, when it has one); then ``total`` and ``possible``. A cell a
 spreadsheet would read as a formula gets a leading ``'``.
+
+**Canvas gradebook** (:func:`write_canvas_gradebook`, ``--canvas-csv``): what Canvas's
+gradebook *Import* takes: ``Student, ID, SIS User ID, SIS Login ID, Section`` from the
+roster (a Canvas gradebook export, whose rows Canvas matches by ``ID``), a ``Points
+Possible`` row, and one column per set holding the set's total after any late penalty.
+A set's column is the roster's assignment column whose name starts with the set's number
+(``03 Headroom (5512)`` for ``03_headroom``), so that Canvas updates that assignment;
+otherwise it is named by the set's slug (Canvas then makes a new assignment of it).
+
+**Moodle gradebook** (:func:`write_moodle_gradebook`, ``--moodle-csv``): what Moodle's
+*Import > CSV file* maps: ``Email address`` (map it to the user's e-mail), the
+``Username`` (the login), and one column per set (map each to its grade item).
 """
 
 from __future__ import annotations
@@ -25,10 +38,13 @@ import csv
 import io
 import json
 import pathlib
+import re
 
 from lanes.exercises.registry import get_set
 
-__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "feedback_markdown", "write_feedback"]
+__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "write_moodle_gradebook",
+           "feedback_markdown",
+           "write_feedback"]
 
 #: The feedback folder's list of the files the last run wrote there (removed when no longer written).
 MANIFEST = ".lanes-feedback.json"
@@ -82,9 +98,23 @@ def totals(rep: dict) -> dict:
     return rep
 
 
+def _rule(rep: dict) -> str:
+    rule = rep.get("late_policy")
+    if rule is None:
+        return "no deadline rule recorded"
+    from .deadlines import Deadlines
+
+    return Deadlines.from_dict(rule).describe()
+
+
 def merge(reports: list) -> dict:
     """One report from shards 1..N of one class, with regrade reports folded in (in order);
-    ``ValueError`` if a shard is missing or twice, or an input is not a report."""
+    ``ValueError`` if a shard is missing or twice, an input is not a report, or a regrade was
+    graded under another deadline rule than the class.
+
+    A regrade replaces exactly the (student, set) pairs it graded: that student's rows of
+    those sets; the student's other sets, and everyone else's, stay as the class had them.
+    """
     if not reports:
         raise ValueError("merge needs at least one shard report")
     shards, regrades = [], []
@@ -101,23 +131,42 @@ def merge(reports: list) -> dict:
         except ValueError:
             raise ValueError(f"merge: shard must be K/N (got {r['shard']!r})") from None
         ks.append((k, n))
+    if len(ks) > 1 and all(n == 1 for _, n in ks):
+        raise ValueError(f"merge: got {len(ks)} whole-class reports (shard 1/1 each); a regrade's report is "
+                         "written by grade.py --regrade (or --student LOGIN, or a run over one student's own "
+                         "folder)")
     ns = {n for _, n in ks}
     if len(ns) != 1 or sorted(k for k, _ in ks) != list(range(1, ns.pop() + 1)):
         raise ValueError(f"merge: needs each shard 1..N exactly once (got {', '.join(f'{k}/{n}' for k, n in ks)})")
+    rule = shards[0].get("late_policy")
+    if any(r.get("late_policy") != rule for r in shards):
+        raise ValueError("merge: the shards were graded under different deadline rules (--deadline, --grace, "
+                         "--late): grade them again with the same options")
+    for i, g in enumerate(regrades, 1):
+        if g.get("late_policy") != rule:
+            raise ValueError(f"merge: regrade {i} was graded under another deadline rule ({_rule(g)}) than the "
+                             f"class ({_rule(shards[0])}): grade it again with --policy-from the class's report")
     base = {k: v for k, v in shards[0].items()
             if k not in ("submissions", "shard", "seconds", "roster", "class", "scope")}
     roster = {login: name for r in shards for login, name in (r.get("roster") or {}).items()}
     rows = [row for r in shards for row in r["submissions"]]
+    regraded: dict = {}
     for g in regrades:
-        who = set(g.get("roster") or {}) | {row["login"] for row in g["submissions"] if row.get("login")}
-        rows = [row for row in rows if row.get("login") not in who]
-        rows += [row for row in g["submissions"] if row.get("login") in who]
-        roster.update(g.get("roster") or {})
+        pairs = {(row["login"], row["assignment"]) for row in g["submissions"]
+                 if row.get("login") and row.get("assignment")}
+        rows = [row for row in rows if (row.get("login"), row.get("assignment")) not in pairs]
+        rows += [row for row in g["submissions"] if row.get("login")]
+        for login, name in (g.get("roster") or {}).items():
+            if name or login not in roster:
+                roster[login] = name
+        for login, slug in pairs:
+            regraded.setdefault(login, set()).add(slug)
     rows.sort(key=lambda r: r["path"])
     out = totals({**base, "shard": "1/1", "scope": "class", "roster": dict(sorted(roster.items())),
                   "submissions": rows})
     if regrades:
-        out["regraded"] = sorted({login for g in regrades for login in (g.get("roster") or {})})
+        out["regraded"] = sorted(regraded)
+        out["regraded_sets"] = {login: sorted(sets) for login, sets in sorted(regraded.items())}
     return out
 
 
@@ -163,12 +212,73 @@ def write_gradebook(rep: dict, path: pathlib.Path) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8-sig")
 
 
-def _printable(text: object, limit: int = 300) -> str:
-    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+def write_canvas_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
+    """The Canvas import CSV of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
+    has no Canvas ``ID`` column (Canvas matches an import's rows by it)."""
+    import re
+
+    from .roster import CANVAS_IDENTITY
+
+    if roster is None or not any("ID" in cells for cells in roster.lms.values()):
+        raise ValueError("--canvas-csv needs --roster with Canvas's columns (Student, ID, SIS User ID, SIS Login ID, "
+                         "Section): use the gradebook Canvas exports")
+    sets = rep["sets"]
+    columns = {}
+    for slug in sets:
+        hit = [h for h in roster.headers if h not in CANVAS_IDENTITY and re.match(rf"0*{int(slug[:2])}\b", h)]
+        columns[slug] = hit[0] if len(hit) == 1 else slug
+    head = list(CANVAS_IDENTITY) + [columns[slug] for slug in sets]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(head)
+    w.writerow(["    Points Possible", "", "", "", ""] + [_fmt(get_set(slug).possible) for slug in sets])
+    for login, entry in rep["class"].items():
+        ids = roster.lms.get(login, {})
+        cells = [ids.get("Student") or entry["name"], ids.get("ID", ""), ids.get("SIS User ID", ""),
+                 ids.get("SIS Login ID", ""), ids.get("Section", "")]
+        cells += [_fmt(entry["sets"][slug]["score"]) for slug in sets]
+        w.writerow([safe_cell(c) for c in cells])
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def write_moodle_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
+    """The Moodle CSV import of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
+    gives no e-mail (Moodle's import matches rows by a user field: the e-mail here)."""
+    emails: dict = {}
+    for key, login in (roster.keys.items() if roster is not None else ()):
+        if "@" in key:
+            emails.setdefault(login, key)
+    if not emails:
+        raise ValueError("--moodle-csv needs --roster with an e-mail column (Moodle's import matches users by it)")
+    sets = rep["sets"]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["Email address", "Username"] + sets)
+    for login, entry in rep["class"].items():
+        w.writerow([safe_cell(c) for c in [emails.get(login, ""), login]
+                    + [_fmt(entry["sets"][slug]["score"]) for slug in sets]])
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def _printable(text: object, limit: int = 500) -> str:
+    text = str(text)
+    cut = text[:limit] + ("…" if len(text) > limit else "")
+    return "".join(c if c.isprintable() else "?" for c in cut)
+
+
+_CLASSMATE = re.compile(r"another student's token \([^()]{0,60}'s\)")
 
 
 def _md(text: str) -> str:
-    return _printable(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Student text as literal Markdown: ``|`` and ``<`` escaped with a backslash (no table cell
+    or HTML tag can be opened), a classmate's login never named (a copied token says only that
+    it is another student's)."""
+    text = _CLASSMATE.sub("another student's token", _printable(text))
+    return text.replace("|", "\\|").replace("<", "\\<")
 
 
 def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:

@@ -106,7 +106,17 @@ class Cells:
             config.HistoryManager.enabled = False
             self.ns.pop("get_ipython", None)
             self.ns.pop("display", None)
-            self.shell = InteractiveShell.instance(config=config, colors="nocolor", user_module=self.main)
+            class Shell(InteractiveShell):  # what a kernel does of magics, without a kernel
+                def enable_gui(self, gui=None):  # %matplotlib inline: no event loop to start
+                    return None
+
+                def system(self, cmd):  # !cmd, %pip, %conda: refused in one line, the cell fails alone
+                    raise RuntimeError("shell commands (!cmd, %pip, %conda) are not run while grading: "
+                                       "install packages in your own environment, not from the notebook")
+
+                getoutput = system  # x = !cmd
+
+            self.shell = Shell.instance(config=config, colors="nocolor", user_module=self.main)
         return self.shell
 
     def run(self, source: str) -> BaseException | None:

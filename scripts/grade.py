@@ -3,6 +3,7 @@
 
     python scripts/grade.py init                             # once per course: the course secret
     python scripts/grade.py tokens --roster roster.csv       # each student's STUDENT value, to hand out
+    python scripts/grade.py rekey roster.csv gradescope.csv > gs-roster.csv   # another LMS's roster, same tokens
     python scripts/grade.py submissions/ --roster roster.csv --csv gradebook.csv --feedback feedback/
     python scripts/grade.py submissions/ --shard 2/4 --json shard-2.json      # one share of the students
     python scripts/grade.py merge shard-*.json --json report.json --csv gradebook.csv
@@ -30,8 +31,10 @@ the latest counts (the export's own time, else its upload order, else the copy n
 the name; never a file's time); ``--deadline``, ``--grace`` and ``--late`` mark late copies
 and set the late policy. Every roster student has a row, a report entry and a feedback
 file; a set not handed in scores 0 (``--sets`` names the sets assigned). Grading one
-student's folder (or ``--student``) writes a *regrade* report that ``merge`` folds into the
-class's, replacing that student's rows.
+student's folder (or ``--student``, or any folder with ``--regrade``) writes a *regrade*
+report that ``merge`` folds into the class's, replacing exactly the (student, set) pairs it
+graded; give it ``--policy-from class.json`` so that it grades under the class's deadlines
+and late policy (``merge`` refuses a regrade graded under another rule).
 
 Writes the JSON report (``--json``), and optionally a gradebook (``--csv``, UTF-8 with a
 BOM) and per-student feedback (``--feedback DIR``; files a previous run wrote there and
@@ -147,6 +150,25 @@ def cmd_tokens(argv: list[str]) -> int:
     return 0
 
 
+def cmd_rekey(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="grade.py rekey", description="Another LMS's roster keyed on the logins of the "
+                                 "roster the tokens were made from (CSV on stdout): grading with it keeps every token.")
+    ap.add_argument("old", type=pathlib.Path, help="the roster the tokens were made from (grade.py tokens --roster)")
+    ap.add_argument("new", type=pathlib.Path, help="the other LMS's roster (its e-mail, ids, names)")
+    args = ap.parse_args(argv)
+    from grading.roster import rekey
+
+    try:
+        text, lines = rekey(args.old, args.new)
+    except (OSError, ValueError) as e:
+        print(f"grade.py rekey: {e}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+    sys.stdout.write(text)
+    return 0
+
+
 def _roster(path: pathlib.Path):
     """The roster, each skipped row named on stderr (the rest of the roster stands)."""
     roster = classroom.load_roster(path)
@@ -168,6 +190,14 @@ def _write_outputs(rep: dict, args) -> None:
         note = _replacing(args.csv)
         classroom.write_gradebook(rep, args.csv)
         print(f"gradebook: {args.csv}{note}")
+    if getattr(args, "canvas_csv", None):
+        note = _replacing(args.canvas_csv)
+        gradebook.write_canvas_gradebook(rep, args.canvas_csv, args.roster_table)
+        print(f"Canvas gradebook (for its Import): {args.canvas_csv}{note}")
+    if getattr(args, "moodle_csv", None):
+        note = _replacing(args.moodle_csv)
+        gradebook.write_moodle_gradebook(rep, args.moodle_csv, args.roster_table)
+        print(f"Moodle gradebook (for its CSV import): {args.moodle_csv}{note}")
     if getattr(args, "feedback", None):
         written = classroom.write_feedback(rep, args.feedback)
         print(f"feedback: {len(written)} file(s) in {args.feedback}")
@@ -180,9 +210,19 @@ def cmd_merge(argv: list[str]) -> int:
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT)
     ap.add_argument("--csv", type=pathlib.Path)
     ap.add_argument("--feedback", type=pathlib.Path)
+    ap.add_argument("--canvas-csv", type=pathlib.Path, help="also write a gradebook Canvas imports (needs --roster: "
+                    "Canvas's gradebook export)")
+    ap.add_argument("--moodle-csv", type=pathlib.Path, help="also write a gradebook Moodle imports (needs --roster "
+                    "with e-mails)")
+    ap.add_argument("--roster", type=pathlib.Path, help="the class roster, for --canvas-csv and --moodle-csv")
     ap.add_argument("--pass-mark", type=float, help="exit 1 below this fraction (default: the shards' own)")
     args = ap.parse_args(argv)
     try:
+        args.roster_table = _roster(args.roster) if args.roster is not None else None
+        if args.canvas_csv is not None and args.roster_table is None:
+            raise ValueError("--canvas-csv needs --roster (Canvas's gradebook export, with its ID column)")
+        if args.moodle_csv is not None and args.roster_table is None:
+            raise ValueError("--moodle-csv needs --roster (with the students' e-mails)")
         rep = classroom.merge([json.loads(p.read_text()) for p in args.reports])
         if args.pass_mark is not None:
             rep["pass_mark"] = args.pass_mark
@@ -218,9 +258,15 @@ def print_report(subs, rep: dict) -> None:
         for m in s.messages:
             print(f"  ! {m}")
         for q in s.questions:
-            note = q.messages[0] if q.messages else ("form ok" if q.form_ok else "")
+            note = q.messages[0] if q.messages else ("correct" if q.score == q.possible else
+                                                     "form ok" if q.form_ok else "")  # as the feedback says
             print(f"  {q.name:<8}  {q.score:>6g}  {q.possible:>4g}  {note}")
         print()
+    nobody = [s for s in subs if s.login is None]
+    if nobody:  # listed again at the end, so that a hand-in that counts for nobody is never missed
+        print(f"counted for nobody ({len(nobody)} file(s) no roster student could be matched to):")
+        for s in nobody:
+            print(f"  {s.path}: {s.messages[0] if s.messages else s.status}")
     nothing = [login for login, e in rep["class"].items() if all(c["path"] is None for c in e["sets"].values())]
     if nothing:
         print(f"handed nothing in (every set scores 0): {', '.join(nothing)}")
@@ -245,12 +291,15 @@ def _sets(text: str | None) -> list | None:
     return sorted(set(out))
 
 
-def _scope(paths: list, roster, student: str | None, shard: tuple) -> tuple[str, dict]:
-    """Whom a run's report covers: ``("regrade", those students)`` for ``--student`` or when every
-    path given is a roster student's own folder, else ``("class", the roster's share of this shard)``."""
+def _scope(paths: list, roster, student: str | None, shard: tuple, regrade: list | None = None) -> tuple[str, dict]:
+    """Whom a run's report covers: ``("regrade", those students)`` for ``--regrade`` (the students
+    identified), ``--student`` or when every path given is a roster student's own folder, else
+    ``("class", the roster's share of this shard)``."""
     names = roster.names if roster is not None else {}
     if student is not None:
         return "regrade", {student: names.get(student, "")}
+    if regrade is not None:
+        return "regrade", {s.login: names.get(s.login, s.name) for s in regrade if s.login}
     if roster is not None:
         exports = Exports(roster)
         own = [exports.student_folder(p) if p.is_dir() else None for p in paths]
@@ -277,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    sub = {"init": cmd_init, "tokens": cmd_tokens, "merge": cmd_merge}
+    sub = {"init": cmd_init, "tokens": cmd_tokens, "merge": cmd_merge, "rekey": cmd_rekey}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     ap = argparse.ArgumentParser(description="Grade lanes exercise notebooks (two steps, boxed).")
@@ -290,7 +339,13 @@ def _main(argv: list[str] | None = None) -> int:
                     help="ISO 8601 deadline for every set, or SET=TIME for one (repeatable; UTC without offset)")
     ap.add_argument("--grace", type=float, default=0.0, help="minutes of grace after each deadline (default 0)")
     ap.add_argument("--late", default="count", help="late policy: count, refuse or penalty:F (default count)")
-    ap.add_argument("--student", help="every notebook is this login's (one student's own folder)")
+    ap.add_argument("--policy-from", type=pathlib.Path, metavar="REPORT",
+                    help="use the deadlines, grace and late policy recorded in this report (a regrade: the "
+                    "class's report)")
+    ap.add_argument("--regrade", action="store_true",
+                    help="a regrade: the report covers only the students and sets graded here, and merge "
+                    "replaces just those in the class's report")
+    ap.add_argument("--student", help="every notebook is this login's (one student's own folder; a regrade)")
     ap.add_argument("--solutions", type=pathlib.Path, default=SOLUTIONS, help="answer keys NN_slug/key.py")
     ap.add_argument("--secret", type=pathlib.Path, help=f"the course secret file (default {SECRET_FILE.name})")
     ap.add_argument("--shard", type=_shard, default=(1, 1), help="grade share K of N of the students (K/N)")
@@ -308,9 +363,18 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=pathlib.Path, default=DEFAULT_REPORT, help="JSON report path")
     ap.add_argument("--csv", type=pathlib.Path, help="also write a gradebook (CSV) here")
     ap.add_argument("--feedback", type=pathlib.Path, help="also write a markdown file per student here")
+    ap.add_argument("--canvas-csv", type=pathlib.Path, help="also write a gradebook Canvas imports here (needs "
+                    "--roster: Canvas's gradebook export)")
+    ap.add_argument("--moodle-csv", type=pathlib.Path, help="also write a gradebook Moodle imports here (needs "
+                    "--roster with e-mails)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--forms-only", action="store_true", help="practice feedback: answer forms only, no keys")
+    ap.add_argument("--runs-only", action="store_true",
+                    help="with --forms-only: count as problems only notebooks that match no set or do not run to "
+                    "their end (blank exercises are well formed)")
     args = ap.parse_args(argv)
+    if args.runs_only and not args.forms_only:
+        _usage("--runs-only goes with --forms-only (it checks that notebooks run, not their answers)")
     if not 0 <= args.pass_mark <= 1:
         _usage(f"--pass-mark must be a fraction in [0, 1] (got {args.pass_mark})")
     for name in ("timeout", "cpu_limit", "memory_mb", "max_procs", "jobs", "max_copies", "judge_timeout",
@@ -327,13 +391,57 @@ def _main(argv: list[str] | None = None) -> int:
             args.student = variants.check_login(args.student)
         if args.roster is not None:
             roster = _roster(args.roster)
+        args.roster_table = roster
+        if args.canvas_csv is not None and (roster is None or not any("ID" in c for c in roster.lms.values())):
+            raise ValueError("--canvas-csv needs --roster with Canvas's ID column (the gradebook Canvas exports)")
+        if args.moodle_csv is not None and (roster is None or not any("@" in k for k in roster.keys)):
+            raise ValueError("--moodle-csv needs --roster with the students' e-mails (Moodle's import matches by them)")
         if not args.forms_only:
             secret = _load_secret(_secret_path(args.secret))
         sets = _sets(args.sets)
         deadlines = Deadlines.parse(args.deadline, grace_min=args.grace, late=args.late, sets=set(all_sets()))
+        if args.policy_from is not None:
+            if args.deadline or args.grace or args.late != "count":
+                raise ValueError("--policy-from takes the deadlines, grace and late policy from the report: "
+                                 "give it without --deadline, --grace or --late")
+            recorded = json.loads(args.policy_from.read_text(encoding="utf-8"))
+            if not isinstance(recorded, dict) or "late_policy" not in recorded:
+                raise ValueError(f"--policy-from: {args.policy_from} is not a report that records its deadline "
+                                 "rule (grade the class again with this version of grade.py)")
+            deadlines = Deadlines.from_dict(recorded["late_policy"], "--policy-from")
     except (OSError, ValueError) as e:
         _usage(str(e))
     t0 = time.monotonic()
+    unzipped: dict = {}  # the folder an LMS's zip was unpacked to -> the zip
+    try:
+        return _grade_run(args, paths, roster, secret, sets, deadlines, t0, unzipped)
+    finally:
+        import shutil
+
+        for folder in unzipped:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _grade_run(args, paths, roster, secret, sets, deadlines, t0, unzipped) -> int:
+    import tempfile
+
+    from grading import lms
+
+    given = paths
+    paths = []
+    for p in given:
+        if p.suffix.lower() == ".zip" and p.is_file() and not p.is_symlink():
+            folder = pathlib.Path(tempfile.mkdtemp(prefix="lanes-lms-zip-"))
+            unzipped[folder] = p
+            try:
+                problems = lms.unpack(p, folder)
+            except (OSError, ValueError) as e:
+                _usage(str(e))
+            for line in problems:
+                print(f"warning: {line}", file=sys.stderr)
+            paths.append(folder)
+        else:
+            paths.append(p)
     limits = sandbox.Limits(timeout_s=args.timeout, cpu_s=args.cpu_limit, memory_mb=args.memory_mb,
                             nproc=args.max_procs)
     progress = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -348,11 +456,16 @@ def _main(argv: list[str] | None = None) -> int:
     except sandbox.SandboxError as e:
         print(f"grade.py: {e}", file=sys.stderr)
         return 2
+    for s in subs:  # a notebook of a zip is named as in the zip
+        for folder, archive in unzipped.items():
+            if s.path.startswith(str(folder) + os.sep):
+                s.path = classroom.shown(archive) + "/" + s.path[len(str(folder)) + 1:]
     if not subs and args.shard == (1, 1):
-        _usage(f"no notebooks found under {', '.join(map(str, paths))}")
+        _usage(f"no notebooks found under {', '.join(map(str, given))}")
     extra = {"timeout_s": args.timeout, "seconds": round(time.monotonic() - t0, 1)}
     if args.forms_only:
-        problems = sum((s.status != classroom.GRADED) + sum(not q.form_ok for q in s.questions) for s in subs)
+        problems = sum((s.status != classroom.GRADED) + (0 if args.runs_only else sum(not q.form_ok for q in s.questions))
+                       for s in subs)
         for s in subs:
             print(f"{s.path}  [{s.assignment or '?'}]  {s.status}")
             for m in s.messages:
@@ -366,8 +479,14 @@ def _main(argv: list[str] | None = None) -> int:
                                               for q in s.questions}} for s in subs]}
         _write_outputs(rep, argparse.Namespace(json=args.json))
         return 0 if problems == 0 else 1
-    scope, covered = _scope(paths, roster, args.student, args.shard)
+    flagged = [s for s in subs if s.late and s.late_s is None and deadlines.grace_s > 0]
+    if flagged:
+        extra["warnings"] = [f"{len(flagged)} copies are late by the LMS's own flag only: "
+                             + classroom.FLAG_NO_GRACE.format(deadlines.grace_s / 60)]
+        print(f"warning: {extra['warnings'][0]}", file=sys.stderr)
+    scope, covered = _scope(given, roster, args.student, args.shard, subs if args.regrade else None)
     extra["deadlines"] = deadlines.describe()
+    extra["late_policy"] = deadlines.as_dict()
     rep = classroom.report(subs, pass_mark=args.pass_mark, sandbox_line=isolation, shard=args.shard, roster=covered,
                            sets=sets, scope=scope, extra=extra)
     print_report(subs, rep)

@@ -377,3 +377,50 @@ def test_the_runner_runs_plain_cells_itself_and_hands_the_rest_to_ipython(tmp_pa
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["answers"] == {"q1_busy_slots": 1.5, "q2_measured": 4, "q3_idle_at_peak": 1.0}, out
     assert out["errors"] == [{"cell": 2, "error": "SystemExit: 3"}], out
+
+
+def test_magics_and_displays_students_use_run_in_the_box_as_in_a_kernel(tmp_path):
+    """%matplotlib inline, a plot shown, display() run as in Jupyter; !cmd, x = !cmd and %pip are
+    refused in one line each, the cell failing alone; the answers after them are read."""
+    from grading import sandbox
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    cells = ["%matplotlib inline\nq1_busy_slots = 1.5",
+             "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\ndisplay(plt.gcf())",
+             "!ls /", "files = !ls /", "%pip install requests",
+             "from IPython.display import display, Markdown\ndisplay(Markdown('**x**'))\nq2_measured = 4"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": s, "outputs": [],
+                     "execution_count": None} for i, s in enumerate(cells)]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    boot = (f"import sys, runpy; sys.path[:0] = [{sandbox.SITE!r}]; "
+            "runpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
+    with sandbox.Box() as box:
+        with box.popen([sys.executable, "-E", "-s", "-c", boot, f"{sandbox.JOB}/nb.ipynb", f"{sandbox.JOB}/out.json",
+                        SLUG], job_dir=tmp_path, stderr=subprocess.PIPE, outputs=["out.json"]) as p:
+            _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err.decode()[-2000:]
+    got = json.loads((tmp_path / "out.json").read_text())
+    assert got["answers"] == {"q1_busy_slots": 1.5, "q2_measured": 4}, got
+    assert [e["cell"] for e in got["errors"]] == [2, 3, 4], got
+    assert all(e["error"].startswith("RuntimeError: shell commands (!cmd, %pip, %conda) are not run while grading")
+               for e in got["errors"])
+
+
+def test_a_chapter_notebook_handed_in_as_a_set_is_named_as_such(tmp_path):
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": "c0", "metadata": {}, "source": "x = 1", "outputs": [],
+                     "execution_count": None}]}
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / f"{SLUG}.ipynb").write_text(json.dumps(nb))
+    from grading import sandbox
+
+    (s,), _ = classroom.grade([tmp_path / "ana"], solutions=None, limits=sandbox.Limits(), progress=lambda *a: None)
+    assert s.status == "graded" and s.matched == "file name"
+    assert any("is it the chapter notebook?" in m and f"set_{SLUG}.ipynb" in m for m in s.messages), s.messages
