@@ -16,7 +16,7 @@ def ranges(draw, lo: int, hi: int):
 
 
 @st.composite
-def scenarios(draw, max_ticks: int = 900):
+def scenarios(draw, max_ticks: int = 900, tick_s: float = 0):
     ticks = draw(st.integers(60, max_ticks))
     trough = draw(st.floats(0, 4, allow_nan=False))
     return Scenario(
@@ -29,6 +29,7 @@ def scenarios(draw, max_ticks: int = 900):
         peak_rate=draw(st.floats(trough, trough + 4, allow_nan=False)),
         preempt_cost_s=draw(st.integers(0, 40)),
         seed=draw(st.integers(0, 2**32)),
+        tick_s=tick_s,
     )
 
 

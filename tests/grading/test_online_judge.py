@@ -27,7 +27,7 @@ MASTER = SOLUTIONS / SLUG / f"{SLUG}.ipynb"
 needs_key = pytest.mark.skipif(not (SOLUTIONS / SLUG / "key.py").is_file(), reason="answer keys not here")
 
 #: A short day on a small pool where the rules differ: requests wait, batch is evicted.
-DAY = lanes.Scenario(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=77)
+DAY = lanes.anchor(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=77)
 FAST = online.JudgeLimits(decision_s=0.5, startup_s=8.0, run_s=20.0)
 #: Limits for an honest policy: far above what it needs, so a loaded test machine (three workers and
 #: the chapters' kernels on two cores) cannot starve it past one (a 0.5 s decision once timed out).
@@ -69,7 +69,7 @@ def _judge(body: str, scenario=DAY, limits=FAST):
 def test_a_policy_that_runs_out_of_time_is_not_run_again_on_the_later_days(monkeypatch):
     """One hidden day's time-out costs the wait once: the days after it fail unrun (a policy
     that spins would spin again), and a rule broken on one day still lets the next day run."""
-    days = [DAY] + [lanes.Scenario(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=s)
+    days = [DAY] + [lanes.anchor(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=s)
                     for s in (78, 79)]
     spin = "from lanes.pool.protocol import Decision\ndef decide(obs):\n    while obs.t >= 0:\n        pass\n"
     judged = []
@@ -169,7 +169,7 @@ class TestHonest:
         assert (verdict.n_arrivals, verdict.n_admitted) == (r.n_arrivals, r.n_interactive)
 
     @settings(max_examples=6, deadline=None)
-    @given(scenarios(max_ticks=400))
+    @given(scenarios(max_ticks=400, tick_s=1))
     def test_judged_rows_equal_the_engine_on_random_days(self, scenario):
         verdict = online.judge((ROOT / "examples" / "policies" / "priority.py").read_text(), scenario, limits=HONEST)
         assert verdict.ok, verdict.reason

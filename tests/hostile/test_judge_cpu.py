@@ -15,7 +15,7 @@ import lanes
 from grading import online
 
 #: 360 ticks: the old wall-clock limit of the whole day was 10 + 0.005 * 360 = 11.8 s.
-DAY = lanes.Scenario(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=77)
+DAY = lanes.anchor(hours=0.1, slots=12, backlog=120, trough_rate=0.6, peak_rate=1.6, seed=77)
 
 
 def test_an_honest_policy_slow_on_the_wall_but_not_the_cpu_passes():

@@ -15,7 +15,7 @@ import pytest
 
 from grading import online
 
-DAY = lanes.Scenario(hours=0.05, slots=12, backlog=60, trough_rate=0.6, peak_rate=1.6, seed=77)
+DAY = lanes.anchor(hours=0.05, slots=12, backlog=60, trough_rate=0.6, peak_rate=1.6, seed=77)
 LIMITS = online.JudgeLimits(decision_s=1.0, startup_s=20.0, run_s=60.0)
 
 #: Ways to fail a policy may choose among (the attack picked one by the day's arrivals), by the
