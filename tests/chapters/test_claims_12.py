@@ -7,6 +7,7 @@ the statement the prose makes about it.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
@@ -132,7 +133,8 @@ class TestLittlesLaw:
             scenario, stream = inputs[name]
             end = scenario.ticks
             counted = sum(littles.zero_wait_busy(stream)[:end])
-            built = sum(min(h, end - a) for a, h in zip(stream.arrival_tick, stream.inter_service_s) if a < end)
+            at = [t + u for t, u in zip(stream.arrival_tick, stream.offsets_s)]  # each request's instant
+            built = sum(max(0, min(math.ceil(a + h), end) - math.ceil(a)) for a, h in zip(at, stream.inter_service_s))
             assert counted == built
             assert 0 <= sum(stream.inter_service_s) - counted < 0.01 * counted
 
@@ -162,9 +164,9 @@ class TestHeadroom:
         for key in ("conv", "conv_p", "code", "code_p"):
             r = replay.smallest_reserve(hours[key], TARGET_S, BASE)
             assert text[f"r_{key}"] == r
-            assert replay.replay(hours[key], f"reserve:{r}").p99_s <= TARGET_S
+            assert replay.replay(hours[key], f"reserve:{r}", BASE).p99_s <= TARGET_S
             if r:
-                assert replay.replay(hours[key], f"reserve:{r - 1}").p99_s > TARGET_S
+                assert replay.replay(hours[key], f"reserve:{r - 1}", BASE).p99_s > TARGET_S
 
     def test_poisson_reserves_a_fraction_for_the_coding_hour(self, text):
         assert text["r_code"] > 5 * text["r_code_p"]
