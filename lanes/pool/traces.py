@@ -464,7 +464,8 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     Request i arrives at ``arrival_s[i]`` (second ``floor(arrival_s[i])``, the rest its offset
     inside that second, read by clocks finer than 1 s) and holds its slot for
     ``hold_s[i]`` seconds: exactly when event-driven, rounded up to whole
-    ticks on a tick clock (at ``tick_s=1``, whole seconds, at least one).  The backlog is drawn as the
+    ticks on a tick clock (at ``tick_s=1``, whole seconds, at least one), so the stream
+    holds what the run uses.  The backlog is drawn as the
     course's runs draw it: ``scenario.backlog`` uniform integers from
     ``scenario.batch_service_s`` with ``random.Random(scenario.seed)``.
     ``scenario`` must be the one :func:`trace_scenario` made for these holds
@@ -473,6 +474,10 @@ def trace_stream(trace: Trace, hold_s: Sequence[float], scenario: Scenario) -> A
     """
     holds, ticks = _holds(trace, hold_s)
     _checks.instance("scenario", scenario, Scenario)
+    if scenario.tick_s:  # the clock's holds: whole ticks, rounded up (whole seconds at tick_s=1)
+        per_s = scenario.ticks_per_s
+        holds = [max(1, math.ceil(h * per_s - 1e-9)) for h in holds]
+        holds = holds if per_s == 1 else [k / per_s for k in holds]
     if scenario.ticks < ticks or scenario.inter_service_s[1] < max(holds) - 1e-9:
         raise ValueError(
             "scenario must cover the trace: make it with trace_scenario(trace, hold_s, base) "

@@ -14,7 +14,7 @@ from lanes.pool.sweep import SEEDS, spread, sweep_seeds
 from glued_values import glued, referenced
 
 STEM = "02_why_priority_fails"
-SC = lanes.Scenario()
+SC = lanes.anchor()  # the chapter's base scenario, on the anchor's 1 s clock
 MID = SC.ticks // 2
 MEAN_BATCH_S = (SC.batch_service_s[0] + SC.batch_service_s[1]) / 2
 
@@ -26,7 +26,7 @@ def text():
 
 @pytest.fixture(scope="module")
 def runs():
-    return sweep_seeds(["fifo", "priority"], SEEDS)
+    return sweep_seeds(["fifo", "priority"], SEEDS, SC)
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,12 @@ the statement the prose makes about it.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
+
+import lanes
 
 from lanes.gpu import replay
 from lanes.pool import littles, traces
@@ -17,6 +20,7 @@ from glued_values import glued, referenced
 
 STEM = "12_real_traffic"
 TARGET_S = 2
+BASE = lanes.anchor()  # the anchor pool and backlog, on its 1 s clock, as the chapter replays them
 SEEDS = range(1, 7)  # the chapter's resampled hours and Poisson copies
 SPOT = (1, 2)  # the seeds whose hours are rescanned here
 SLOTS = 64  # the anchor pool the chapter replays into
@@ -35,7 +39,7 @@ def hours():
 
 @pytest.fixture(scope="module")
 def inputs(hours):
-    return {k: replay.replay_inputs(t) for k, t in hours.items()}
+    return {k: replay.replay_inputs(t, BASE) for k, t in hours.items()}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,7 @@ def over(hours, text):
             out[name, kind] = text[f"{name}_{kind}_r_seeds"]
             assert len(out[name, kind]) == len(SEEDS)
             for s in SPOT:
-                assert replay.smallest_reserve(make(s), TARGET_S) == out[name, kind][SEEDS.index(s)], (name, kind, s)
+                assert replay.smallest_reserve(make(s), TARGET_S, BASE) == out[name, kind][SEEDS.index(s)], (name, kind, s)
     return out
 
 
@@ -129,7 +133,8 @@ class TestLittlesLaw:
             scenario, stream = inputs[name]
             end = scenario.ticks
             counted = sum(littles.zero_wait_busy(stream)[:end])
-            built = sum(min(h, end - a) for a, h in zip(stream.arrival_tick, stream.inter_service_s) if a < end)
+            at = [t + u for t, u in zip(stream.arrival_tick, stream.offsets_s)]  # each request's instant
+            built = sum(max(0, min(math.ceil(a + h), end) - math.ceil(a)) for a, h in zip(at, stream.inter_service_s))
             assert counted == built
             assert 0 <= sum(stream.inter_service_s) - counted < 0.01 * counted
 
@@ -157,11 +162,11 @@ class TestLittlesLaw:
 class TestHeadroom:
     def test_smallest_r(self, text, hours):
         for key in ("conv", "conv_p", "code", "code_p"):
-            r = replay.smallest_reserve(hours[key], TARGET_S)
+            r = replay.smallest_reserve(hours[key], TARGET_S, BASE)
             assert text[f"r_{key}"] == r
-            assert replay.replay(hours[key], f"reserve:{r}").p99_s <= TARGET_S
+            assert replay.replay(hours[key], f"reserve:{r}", BASE).p99_s <= TARGET_S
             if r:
-                assert replay.replay(hours[key], f"reserve:{r - 1}").p99_s > TARGET_S
+                assert replay.replay(hours[key], f"reserve:{r - 1}", BASE).p99_s > TARGET_S
 
     def test_poisson_reserves_a_fraction_for_the_coding_hour(self, text):
         assert text["r_code"] > 5 * text["r_code_p"]
@@ -184,7 +189,7 @@ class TestOverResampledHours:
         assert min(over["code", "rs"]) > max(over["code", "ps"])
         # and on resamples the chapter does not show
         code = hours["code"]
-        more = [replay.smallest_reserve(code.resample(s), TARGET_S) for s in (20, 21)]
+        more = [replay.smallest_reserve(code.resample(s), TARGET_S, BASE) for s in (20, 21)]
         assert min(more) > max(over["code", "ps"])
 
     def test_the_coding_hour_needs_more_than_the_conversation_hour(self, text, over):
@@ -197,7 +202,7 @@ class TestPolicies:
     @classmethod
     def tables(cls, text):
         pols = ("priority", f"reserve:{text['r_code']}", "preempt")
-        return {n: {r.policy.spec: r for r in replay.trace_table(n, policies=pols).results} for n in ("conv", "code")}
+        return {n: {r.policy.spec: r for r in replay.trace_table(n, BASE, policies=pols).results} for n in ("conv", "code")}
 
     def test_priority_leaves_users_waiting_on_both(self, text, tables):
         assert text["conv_priority_p99_s"] == tables["conv"]["priority"].p99_s > TARGET_S

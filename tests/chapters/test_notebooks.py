@@ -97,7 +97,7 @@ class TestCommittedNotebook:
         assert "Traceback" not in text
 
 
-ANCHOR_ROW = "reserve 8+pre         0s     0s     0s     0.0%       5,139      3,951       92%"
+ANCHOR_ROW = "hybrid:8              0s     0s     0s     0.0%       5,139      3,951       92%"
 
 CHAIN_FIGURES = {
     # 003, the eight scheduling chains, as the chapters print them

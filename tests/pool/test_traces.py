@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import gzip
 import json
 import random
@@ -259,7 +261,9 @@ class TestReplay:
         holds = rp.hold_times_s(w, batch=sc.slots)
         assert st.n_arrivals == w.n_requests
         assert st.arrival_tick == tuple(int(t) for t in w.arrival_s)
-        assert st.inter_service_s == tuple(holds)  # the priced holds, not rounded
+        assert st.inter_service_s == tuple(holds)  # event-driven: the priced holds, not rounded
+        _, whole = rp.replay_inputs(w, lanes.anchor())  # the 1 s clock: whole seconds, rounded up
+        assert whole.inter_service_s == tuple(max(1, math.ceil(h - 1e-9)) for h in holds)
         assert sc.ticks == int(w.arrival_s[-1]) + 1
         lo, hi = sc.inter_service_s
         assert hi - 1 < max(holds) <= hi  # the range describes the run: the holds are the stream's
