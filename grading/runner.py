@@ -273,11 +273,12 @@ def _undumpable() -> None:
 
 
 def _reset(keep: set) -> None:
-    """Kill every process of the box but this one (and bubblewrap's pid 1), then empty :data:`WRITABLE`
-    but for the files ``keep`` of the job folder (the notebooks)."""
+    """Kill every process of the box but this one (and bubblewrap's pid 1), remove its SysV IPC
+    objects, then empty :data:`WRITABLE` but for the files ``keep`` of the job folder (the notebooks)."""
     from .sandbox import remove_tree
 
     _kill_the_rest()
+    _remove_ipc()
     for folder in WRITABLE:
         try:
             names = os.listdir(folder)
@@ -286,6 +287,26 @@ def _reset(keep: set) -> None:
         for name in names:
             if folder != "/job" or name not in keep:
                 remove_tree(os.path.join(folder, name))
+
+
+def _remove_ipc() -> None:
+    """Remove every SysV message queue and semaphore set of the box (its own IPC namespace): what a
+    notebook leaves there must not reach the next one (shared memory the box's filter refuses)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ipc_rmid = 0
+    for kind, remove in (("msg", lambda i: libc.msgctl(i, ipc_rmid, None)),
+                         ("sem", lambda i: libc.semctl(i, 0, ipc_rmid))):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 1 and fields[1].isdigit():
+                remove(int(fields[1]))
 
 
 def _kill_the_rest() -> None:

@@ -45,6 +45,15 @@ for top in PLACES:
         os.chmod(os.path.join(top, "locked"), 0o555)
     except OSError:
         pass
+import ctypes
+libc = ctypes.CDLL(None)
+for key in (0x5EED, 0x5EEE):  # a message queue with a message, a semaphore set
+    q = libc.msgget(key, 0o1000 | 0o666) if key == 0x5EED else libc.semget(key, 1, 0o1000 | 0o666)
+    written += q >= 0
+    if key == 0x5EED and q >= 0:
+        msg = ctypes.create_string_buffer(ctypes.sizeof(ctypes.c_long) + 16)
+        ctypes.c_long.from_buffer(msg).value = 1
+        libc.msgsnd(q, msg, 16, 0)
 q1_busy_slots = float(written)
 """
 
@@ -55,6 +64,9 @@ found = 0
 for top in PLACES:
     for name in ("lanes-plant", "locked/lanes-plant", "locked"):
         found += os.path.lexists(os.path.join(top, name))
+import ctypes
+libc = ctypes.CDLL(None)
+found += (libc.msgget(0x5EED, 0o666) >= 0) + (libc.semget(0x5EEE, 0, 0o666) >= 0)
 q1_busy_slots = float(found)
 """
 
@@ -102,7 +114,8 @@ def _serve(cells: list[str]) -> list:
 def test_nothing_a_notebook_plants_reaches_the_next_one():
     written, found = _serve([PLANT, FIND])
     # it could write in the five scratch folders (a plant and a 0555 folder holding one in each)
-    assert written == 10, written
+    # and make a SysV message queue and semaphore set
+    assert written == 12, written
     assert found == 0, found
 
 
