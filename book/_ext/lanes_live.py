@@ -127,8 +127,15 @@ def pyodide_tarball(cache: pathlib.Path) -> pathlib.Path | None:
 
 
 def checkout_wheel(tmp: pathlib.Path) -> pathlib.Path:
-    """A wheel of this checkout (``pip wheel --no-deps``), in ``tmp``."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp), str(ROOT)],
+    """A wheel of this checkout (``pip wheel --no-deps``), in ``tmp``: built from a copy of the
+    package's sources, so the build leaves nothing (``lanes.egg-info``, ``build/``) in the checkout,
+    where pip would later take it for an installed ``lanes``."""
+    src = tmp / "lanes-src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src)
+    shutil.copytree(ROOT / "lanes", src / "lanes", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp), str(src)],
                    check=True, stdout=subprocess.DEVNULL)
     (wheel,) = tmp.glob("lanes-*.whl")
     return wheel

@@ -881,5 +881,5 @@ def to_matplotlib(chart: Chart, ax: Any) -> Any:
     if chart.title:
         ax.set_title(chart.title)
     if any(getattr(m, "label", "") for m in chart.marks):
-        ax.legend(fontsize=8)
+        ax.legend()
     return ax

@@ -82,12 +82,21 @@ def site_url(live_site: pathlib.Path):
 def browser():
     if not CHROMIUM.is_file():
         pytest.fail(f"Chromium is missing at {CHROMIUM}; install Debian's chromium (apt-get install -y chromium)", pytrace=False)
+    import asyncio
+
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        yield b
-        b.close()
+    # A test run earlier in this worker (a kernel client) may leave an event loop marked running in
+    # this thread, where Playwright's sync API refuses to start: set it aside for this module.
+    running = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
+    try:
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+            yield b
+            b.close()
+    finally:
+        asyncio.events._set_running_loop(running)
 
 
 def live_pages(html: pathlib.Path) -> list[str]:
