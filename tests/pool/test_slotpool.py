@@ -95,10 +95,10 @@ class TestProperties:
     def test_conservation(self, run):
         scenario, policy = run
         r = simulate(scenario, policy)
-        running_batch = r.day.busy_batch[-1]
+        _, running_inter, running_batch, *_ = r.day.log[-1]  # the pool at the day's last instant
         assert r.batch_done + running_batch + r.batch_queued == scenario.backlog
         queued_inter = r.n_arrivals - r.n_interactive
-        assert r.day.interactive_done + r.day.busy_interactive[-1] + queued_inter == r.n_arrivals
+        assert r.day.interactive_done + running_inter + queued_inter == r.n_arrivals
         assert all(0 <= i + b <= scenario.slots for i, b in zip(r.day.busy_interactive, r.day.busy_batch))
 
     @settings(max_examples=40, deadline=None)
