@@ -15,8 +15,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from .arrivals import ArrivalStream
-from .model import on_the_clock
+from .arrivals import ArrivalStream, on_the_clock
 from .policies import Policy
 from .results import SlotPoolResult
 from .scenario import Scenario

@@ -22,6 +22,7 @@ per job a slot time and an offset in its second (sorted within the second).
 from __future__ import annotations
 
 import math
+from math import ceil
 import random
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
@@ -167,3 +168,43 @@ def _clear() -> None:
 
 
 draw_stream.cache_clear = _clear  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A stream's times in clock units: ``per_s`` to a second (1 when event-driven, in seconds)."""
+
+    stream: ArrivalStream
+    per_s: int
+    end_of_day: int
+    seen: list  # the instant each request is first seen
+    hold: list  # each request's slot time
+    backlog_left: list  # each backlog job's slot time
+    batch_seen: list  # the instant each batch arrival joins the queue
+    batch_left: list  # its slot time
+    cost: int  # preempt_cost_s
+    stall: float  # eviction_stall_s
+
+
+def on_the_clock(sc: Scenario, stream: ArrivalStream) -> Clock:
+    """Put a stream on the scenario's clock.  A request is seen at the first instant at or after its
+    arrival on a tick clock (its own tick), at its arrival when event-driven; a duration takes whole
+    ticks, rounded up (at least one)."""
+    _checks.instance("scenario", sc, Scenario)
+    _checks.instance("stream", stream, ArrivalStream)
+    per_s = sc.ticks_per_s or 1
+
+    def ticks(seconds):  # whole seconds stay exact; a fraction rounds up to the next tick
+        if not sc.tick_s:
+            return list(seconds)
+        return [s * per_s if type(s) is int else max(1, ceil(s * per_s - 1e-9)) for s in seconds]
+
+    def instants(whole, offsets):
+        if sc.tick_s == 1:
+            return list(whole)
+        return [t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(whole, offsets)]
+
+    return Clock(stream, per_s, sc.ticks * per_s, instants(stream.arrival_tick, stream.offsets_s),
+                 ticks(stream.inter_service_s), ticks(stream.batch_service_s),
+                 instants(stream.batch_arrival_tick, stream.batch_arrival_offset_s), ticks(stream.batch_arrival_service_s),
+                 sc.preempt_cost_s * per_s, ticks([sc.eviction_stall_s])[0] if sc.eviction_stall_s else 0)

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from math import ceil
 
-from .. import _checks
-from .arrivals import ArrivalStream, draw_stream
+from .arrivals import ArrivalStream, draw_stream, on_the_clock
 from .policies import Policy, parse_policy
 from .results import SlotPoolResult
 from .scenario import Scenario
@@ -156,43 +154,3 @@ def simulate(scenario: Scenario, policy: str | Policy = "priority", *, stream: A
                                    preempted=evicted_total, util=area / (end_of_day * sc.slots),
                                    batch_queued=len(queue), stalled_s=evicted_total * stall / per_s,
                                    inter_stalled_s=inter_stalled / per_s)
-
-
-@dataclass(frozen=True)
-class Clock:
-    """A stream's times in clock units: ``per_s`` to a second (1 when event-driven, in seconds)."""
-
-    stream: ArrivalStream
-    per_s: int
-    end_of_day: int
-    seen: list  # the instant each request is first seen
-    hold: list  # each request's slot time
-    backlog_left: list  # each backlog job's slot time
-    batch_seen: list  # the instant each batch arrival joins the queue
-    batch_left: list  # its slot time
-    cost: int  # preempt_cost_s
-    stall: float  # eviction_stall_s
-
-
-def on_the_clock(sc: Scenario, stream: ArrivalStream) -> Clock:
-    """Put a stream on the scenario's clock.  A request is seen at the first instant at or after its
-    arrival on a tick clock (its own tick), at its arrival when event-driven; a duration takes whole
-    ticks, rounded up (at least one)."""
-    _checks.instance("scenario", sc, Scenario)
-    _checks.instance("stream", stream, ArrivalStream)
-    per_s = sc.ticks_per_s or 1
-
-    def ticks(seconds):  # whole seconds stay exact; a fraction rounds up to the next tick
-        if not sc.tick_s:
-            return list(seconds)
-        return [s * per_s if type(s) is int else max(1, ceil(s * per_s - 1e-9)) for s in seconds]
-
-    def instants(whole, offsets):
-        if sc.tick_s == 1:
-            return list(whole)
-        return [t * per_s + (int(u * per_s) if sc.tick_s else u) for t, u in zip(whole, offsets)]
-
-    return Clock(stream, per_s, sc.ticks * per_s, instants(stream.arrival_tick, stream.offsets_s),
-                 ticks(stream.inter_service_s), ticks(stream.batch_service_s),
-                 instants(stream.batch_arrival_tick, stream.batch_arrival_offset_s), ticks(stream.batch_arrival_service_s),
-                 sc.preempt_cost_s * per_s, ticks([sc.eviction_stall_s])[0] if sc.eviction_stall_s else 0)

@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 import lanes
 from lanes.pool import model
 from lanes.pool.arrivals import ArrivalStream
+from test_pool_model import EXTENSION_SETS, fitted
 
 MODEL = Path(model.__file__)
 
@@ -38,10 +39,7 @@ class TestTheFastLoopIsTheModel:
         tick=st.sampled_from([0, 0, 1, 0.5, 0.1]),
         kind=st.sampled_from(["fifo", "priority", "reserve", "preempt", "hybrid"]),
         reserve=st.integers(0, 4),
-        ext=st.sampled_from([{}, {"floor": 2}, {"aging_s": 20}, {"victim": "most_remaining"}, {"min_run_s": 7},
-                             {"floor": 1, "aging_s": 0, "victim": "most_remaining", "min_run_s": 3},
-                             {"promote_s": 30}, {"promote_s": 0, "floor": 2},
-                             {"promote_s": 60, "aging_s": 20, "victim": "most_remaining", "min_run_s": 3}]),
+        ext=st.sampled_from(EXTENSION_SETS),
         seed=st.integers(0, 10**6),
         cost=st.sampled_from([0, 3, 15]),
         stall=st.sampled_from([0, 0, 0.24, 1.5]),
@@ -51,9 +49,7 @@ class TestTheFastLoopIsTheModel:
         sc = lanes.Scenario(slots=slots, hours=0.05, backlog=40, batch_service_s=(5, 40), inter_service_s=(1, 6),
                             trough_rate=0.5, peak_rate=3.0, preempt_cost_s=cost, seed=seed, tick_s=tick,
                             eviction_stall_s=stall, batch_trough_rate=batch_rates[0], batch_peak_rate=batch_rates[1])
-        r = min(reserve, slots) if kind in ("reserve", "hybrid") else 0
-        spec = kind if kind in ("fifo", "priority", "preempt") else f"{kind}:{r}"
-        ext = {} if kind == "fifo" else {k: (min(v, slots) if k == "floor" else v) for k, v in ext.items()}
+        spec, _, ext = fitted(kind, reserve, ext, slots)
         assert same(lanes.simulate(sc, spec, **ext), model.simulate(sc, spec, **ext))
 
     @pytest.mark.parametrize("spec", lanes.DEFAULT_POLICIES)

@@ -110,6 +110,20 @@ def reading(sc: lanes.Scenario, kind: str, reserve: int = 0, floor: int = 0, agi
             "preempted": pre, "util": busy / (T * n * sc.slots)}
 
 
+#: The extension settings the property tests draw from (test_model.py draws from them too).
+EXTENSION_SETS = [{}, {"floor": 2}, {"aging_s": 20}, {"victim": "most_remaining"}, {"min_run_s": 7},
+                  {"floor": 1, "aging_s": 0, "victim": "most_remaining", "min_run_s": 3},
+                  {"promote_s": 30}, {"promote_s": 0, "floor": 2},
+                  {"promote_s": 60, "aging_s": 20, "victim": "most_remaining", "min_run_s": 3}]
+
+
+def fitted(kind: str, reserve: int, ext: dict, slots: int) -> tuple[str, int, dict]:
+    """A drawn policy fitted to the pool: its spec, its reserve and its extensions (fifo takes none)."""
+    r = min(reserve, slots) if kind in ("reserve", "hybrid") else 0
+    spec = kind if kind in ("fifo", "priority", "preempt") else f"{kind}:{r}"
+    return spec, r, {} if kind == "fifo" else {k: (min(v, slots) if k == "floor" else v) for k, v in ext.items()}
+
+
 def engine_row(sc: lanes.Scenario, spec: str, **ext) -> dict:
     row = lanes.simulate(sc, spec, **ext).row()
     del row["policy"]
@@ -132,19 +146,14 @@ class TestAgainstTheReading:
         tick=st.sampled_from([1, 0.5, 0.25, 0.1]),
         kind=st.sampled_from(["fifo", "priority", "reserve", "preempt", "hybrid"]),
         reserve=st.integers(0, 4),
-        ext=st.sampled_from([{}, {"floor": 2}, {"aging_s": 20}, {"victim": "most_remaining"}, {"min_run_s": 7},
-                             {"floor": 1, "aging_s": 0, "victim": "most_remaining", "min_run_s": 3},
-                             {"promote_s": 30}, {"promote_s": 0, "floor": 2},
-                             {"promote_s": 60, "aging_s": 20, "victim": "most_remaining", "min_run_s": 3}]),
+        ext=st.sampled_from(EXTENSION_SETS),
         seed=st.integers(0, 10**6),
         cost=st.sampled_from([0, 3, 15]),
     )
     def test_random_scenarios_and_clocks(self, slots, tick, kind, reserve, ext, seed, cost):
         sc = lanes.Scenario(slots=slots, hours=0.05, backlog=40, batch_service_s=(5, 40), inter_service_s=(1, 6),
                             trough_rate=0.5, peak_rate=3.0, preempt_cost_s=cost, seed=seed, tick_s=tick)
-        r = min(reserve, slots) if kind in ("reserve", "hybrid") else 0
-        spec = kind if kind in ("fifo", "priority", "preempt") else f"{kind}:{r}"
-        ext = {} if kind == "fifo" else {k: (min(v, slots) if k == "floor" else v) for k, v in ext.items()}
+        spec, r, ext = fitted(kind, reserve, ext, slots)
         assert approx(engine_row(sc, spec, **ext)) == reading(sc, kind, r, **ext)
 
 
