@@ -349,7 +349,9 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--solutions", type=pathlib.Path, default=SOLUTIONS, help="answer keys NN_slug/key.py")
     ap.add_argument("--secret", type=pathlib.Path, help=f"the course secret file (default {SECRET_FILE.name})")
     ap.add_argument("--shard", type=_shard, default=(1, 1), help="grade share K of N of the students (K/N)")
-    ap.add_argument("--timeout", type=float, default=120.0, help="wall time per notebook, s (default 120)")
+    ap.add_argument("--timeout", type=float, default=600.0,
+                    help="wall-clock backstop per notebook, s (default 600: five times the CPU limit, so a "
+                    "loaded machine fails no honest notebook)")
     ap.add_argument("--cpu-limit", type=int, default=120, help="CPU time per notebook, s (default 120)")
     ap.add_argument("--memory-mb", type=int, default=3072, help="memory per notebook, MiB (default 3072)")
     ap.add_argument("--max-procs", type=int, default=64, help="processes and threads per notebook (default 64)")
