@@ -187,9 +187,9 @@ class Clock:
 
 
 def on_the_clock(sc: Scenario, stream: ArrivalStream) -> Clock:
-    """Put a stream on the scenario's clock.  A request is seen at the first instant at or after its
-    arrival on a tick clock (its own tick), at its arrival when event-driven; a duration takes whole
-    ticks, rounded up (at least one)."""
+    """Put a stream on the scenario's clock.  On a tick clock a request is seen at the start of the
+    tick its arrival falls in (its time floored to the clock: 3.7 s on the 1 s clock is tick 3); when
+    event-driven, at its arrival.  A duration takes whole ticks, rounded up (at least one)."""
     _checks.instance("scenario", sc, Scenario)
     _checks.instance("stream", stream, ArrivalStream)
     per_s = sc.ticks_per_s or 1
