@@ -173,8 +173,12 @@ def same_as_cpython(drawn: dict) -> None:
     assert drawn["svg"] == want["svg"], f"{drawn['call'][:60]} at {drawn['values']}: the figure differs from CPython's"
 
 
-def exercise(visit: Visit, i: int) -> int:
-    """Start box ``i``, check its first figure, move every control once; returns the moves made."""
+def exercise(visit: Visit, i: int, kinds: set | None = None) -> int:
+    """Start box ``i``, check its first figure, then move its controls one by one, each checked
+    against CPython; returns the moves made.  With ``kinds``, only the controls of a kind not in
+    it yet (at least one), and their kinds are added: every kind of control is moved somewhere in
+    the book, while tests/display/test_explorers.py moves every control of every explorer in
+    CPython."""
     box = visit.boxes().nth(i)
     call = box.get_attribute("data-lanes-explorer")
     e = explorers.from_call(call)
@@ -184,7 +188,10 @@ def exercise(visit: Visit, i: int) -> int:
     assert drawn["values"] == e.defaults() and drawn["call"] == call
     same_as_cpython(drawn)
     values = e.defaults()
-    for c in e.controls:
+    chosen = list(e.controls) if kinds is None else [c for c in e.controls if c.kind not in kinds] or list(e.controls[:1])
+    for c in chosen:
+        if kinds is not None:
+            kinds.add(c.kind)
         before = drawn
         values[c.name] = moved(c)
         move(visit, i, c, values[c.name])
@@ -192,7 +199,7 @@ def exercise(visit: Visit, i: int) -> int:
         assert drawn["values"] == values, f"{e.name}: moving {c.name} drew {drawn['values']}"
         assert (drawn["svg"], drawn["rows"]) != (before["svg"], before["rows"]), f"{e.name}: moving {c.name} changed nothing"
         same_as_cpython(drawn)
-    return len(e.controls)
+    return len(chosen)
 
 
 def test_the_pages_with_explorers_are_the_chapters_with_explorers(live_site):
@@ -206,7 +213,7 @@ def test_the_pages_with_explorers_are_the_chapters_with_explorers(live_site):
 
 
 def test_every_explorer_runs_from_disk_on_a_phone(live_site, browser):
-    problems = []
+    problems, kinds = [], set()
     pages = live_pages(live_site)
     # A few tabs at a time: each starts Python as soon as it is open (the starts run in the tabs'
     # workers, side by side), then its explorers are moved one by one.
@@ -219,7 +226,7 @@ def test_every_explorer_runs_from_disk_on_a_phone(live_site, browser):
                 visit.boxes().nth(0).locator(".lanes-live-start").click()
             for page, visit in visits:
                 for i in range(visit.boxes().count()):
-                    exercise(visit, i)
+                    exercise(visit, i, kinds)
                 wide = visit.page.evaluate(
                     "() => [document.documentElement.scrollWidth, Math.max(0, ...[...document.querySelectorAll('.lanes-live-figure svg')]"
                     ".map(s => s.getBoundingClientRect().right))]"
@@ -231,6 +238,8 @@ def test_every_explorer_runs_from_disk_on_a_phone(live_site, browser):
             for _, visit in visits:
                 visit.close()
     assert not problems, "\n".join(problems)
+    every_kind = {c.kind for make in explorers.EXPLORERS.values() for c in make().controls}
+    assert kinds == every_kind, f"no explorer moved a control of kind {sorted(every_kind - kinds)}"
 
 
 def test_an_explorer_runs_over_http_and_a_move_supersedes_the_one_waiting(site_url, browser):
