@@ -424,3 +424,18 @@ def test_a_chapter_notebook_handed_in_as_a_set_is_named_as_such(tmp_path):
     (s,), _ = classroom.grade([tmp_path / "ana"], solutions=None, limits=sandbox.Limits(), progress=lambda *a: None)
     assert s.status == "graded" and s.matched == "file name"
     assert any("is it the chapter notebook?" in m and f"set_{SLUG}.ipynb" in m for m in s.messages), s.messages
+
+
+def test_without_a_cgroup_a_box_runs_at_nice_10_so_the_grader_comes_first(tmp_path):
+    """The rlimit fallback's CPU share: with no cgroup CPU weight, every process of a box runs at
+    10 more than the grader (so the grader and its judges come first)."""
+    from grading import sandbox
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    probe = "import os; print(os.nice(0))"
+    with sandbox.Box(cgroups=False) as box:
+        with box.popen([sys.executable, "-c", probe], job_dir=tmp_path, stdout=subprocess.PIPE) as p:
+            out, _ = p.communicate(timeout=120)
+    assert p.returncode == 0 and int(out) == min(19, os.nice(0) + 10), out
