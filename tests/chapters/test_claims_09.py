@@ -305,6 +305,33 @@ class TestTenantCost:
         assert weights[272] > 3 >= weights[273]
         assert weights[64] > weights[128] > weights[273]  # fuller steps, cheaper output tokens
 
+    def test_the_rule_of_thumb_step_does_not_fit_an_80_gb_h100(self):
+        """273 sequences of 2,048 tokens: 273 x 2,048 x 128 KiB of KV + the weights > 80 GB."""
+        from glued_values import glued, notebook
+        from scripts import prose_tools as prose
+
+        text = glued("09_chains_latency_and_fairness")
+        seqs, ctx = text["tw_rule_batch"], text["tw_ctx"]
+        assert (seqs, ctx) == (273, 2048)
+        kv_per_token = 2 * 32 * 8 * 128 * 2  # K and V, 32 layers, 8 KV heads of 128, bf16 bytes
+        assert LLAMA8B.kv_bytes_per_token == kv_per_token
+        need = LLAMA8B.weight_bytes + seqs * ctx * kv_per_token
+        assert text["rule_kv_gb"] == pytest.approx(seqs * ctx * kv_per_token / 1e9)
+        assert text["rule_weights_gb"] == pytest.approx(LLAMA8B.weight_bytes / 1e9)
+        assert text["rule_need_gb"] == pytest.approx(need / 1e9)
+        assert text["rule_hbm_gb"] == H100.memory_bytes / 1e9 == 80
+        assert text["rule_excess_gb"] == pytest.approx((need - H100.memory_bytes) / 1e9)
+        assert need > H100.memory_bytes  # "more than the GPU can hold"
+        fit_all = (H100.memory_bytes - LLAMA8B.weight_bytes) // (ctx * kv_per_token)
+        fit_engine = (0.9 * H100.memory_bytes - LLAMA8B.weight_bytes) // (ctx * kv_per_token)
+        assert (text["rule_fit_all"], text["rule_fit_engine"]) == (fit_all, fit_engine) == (238, 208)
+        assert text["rule_engine_fraction"] == 0.9
+        assert fit_engine < fit_all < seqs  # infeasible, even with all of the memory
+        template = next(t for _, t, _ in prose.templated_cells(notebook("09_chains_latency_and_fairness"))
+                        if "{{tw_rule_batch" in t)
+        assert "{{rule_excess_gb:less|more}} than the\nGPU can hold" in template
+        assert "infeasible here: all of the memory holds {{rule_fit_all}} sequences" in template
+
     def test_costs_with_the_computed_weight_and_the_rule_of_thumb(self):
         w = chains.token_weights().output_weight
         computed = chains.tenant_cost(output_weight=w)
