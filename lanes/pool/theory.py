@@ -22,6 +22,9 @@ Allen-Cunneen) are in :mod:`lanes.pool.erlang`, and this module reuses them.
   of lower-priority work is always waiting (the server never idles);
   :func:`preemptive_resume_times_s` is the mean time in system under
   preemptive-resume priority.
+* :func:`srpt_response_times_s` is the Schrage-Miller mean time in system
+  under preemptive shortest remaining processing time, for classes whose jobs
+  all have the same length (:meth:`JobClass.fixed`).
 * :func:`conservation_sum_s` is Kleinrock's conservation law: for any
   work-conserving, non-preemptive order, ``sum(rho_k W_k)`` is the same
   number, so priority only moves waiting from one class to another.
@@ -62,6 +65,7 @@ __all__ = [
     "sjf_waits_s",
     "priority_wait_with_backlog_s",
     "preemptive_resume_times_s",
+    "srpt_response_times_s",
     "conservation_sum_s",
     "resume_time_s",
     "repeat_time_s",
@@ -268,6 +272,51 @@ def preemptive_resume_times_s(classes: Sequence[JobClass]) -> tuple[float, ...]:
         sigma += c.load
         w0 += c.rate_per_s * c.second_moment_s2 / 2
         times.append(c.mean_s / (1 - above) + w0 / ((1 - above) * (1 - sigma)))
+    return tuple(times)
+
+
+def srpt_response_times_s(classes: Sequence[JobClass]) -> tuple[float, ...]:
+    """Mean time in system of each class under shortest remaining processing time (s).
+
+    Preemptive SRPT on one server: an arrival shorter than what the job in
+    service has left takes the server, the evicted job resumes later.  Every
+    job of a class has the same length ``x`` (:meth:`JobClass.fixed`; the
+    formula needs the whole length distribution, which a mean and a second
+    moment give only then).  Schrage and Miller's formula, with equal lengths
+    served first come first served among themselves:
+
+    ``T(x) = W0(x) / ((1 - rho(<= x)) (1 - rho(< x))) + integral_0^x dt / (1 - rho(< t))``
+
+    where ``rho(<= x)`` and ``rho(< x)`` are the loads of the classes at most
+    and strictly shorter than ``x``, and ``W0(x) = sum lambda_i min(x_i, x)^2 / 2``
+    (longer jobs count only their last ``x`` of work, the part no job of
+    length ``x`` may preempt).  The first term is the wait until the job first
+    runs, the second its time from then on, stretched by shorter arrivals.
+    With one class it is the first-come-first-served wait of M/D/1 plus ``x``.
+    The classes may be given in any order.
+    """
+    cs = _classes(classes)
+    _stable(cs)
+    for i, c in enumerate(cs):
+        if c.cv2 > 1e-9:
+            raise ValueError(
+                f"classes must all be JobClass.fixed (jobs of one length) for the SRPT formula"
+                f" (got a squared coefficient of variation of {c.cv2:g} at position {i})"
+            )
+    times = []
+    for c in cs:
+        x = c.mean_s
+        w0 = sum(o.rate_per_s * min(o.mean_s, x) ** 2 for o in cs) / 2
+        at_most = sum(o.load for o in cs if o.mean_s <= x)
+        below = sum(o.load for o in cs if o.mean_s < x)
+        # the residence integral, piecewise: between consecutive shorter lengths rho(< t) is constant
+        edges = sorted({o.mean_s for o in cs if o.mean_s < x}) + [x]
+        residence, start, shorter = 0.0, 0.0, 0.0
+        for edge in edges:
+            residence += (edge - start) / (1 - shorter)
+            shorter += sum(o.load for o in cs if o.mean_s == edge and edge < x)
+            start = edge
+        times.append(w0 / ((1 - at_most) * (1 - below)) + residence)
     return tuple(times)
 
 

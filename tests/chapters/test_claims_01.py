@@ -198,3 +198,34 @@ class TestErlangC:
         assert text["sqrt_peak_spare"] == pytest.approx((c - L) / L ** 0.5)
         # the same target at four times the load needs far less than four times the spare slots
         assert erlang.servers_for_wait(4 * L, 0.01) - 4 * L < 2.2 * (c - L)
+
+
+class TestErlangB:
+    """The chance that the pool is full when what cannot start is turned away, beside Erlang C."""
+
+    def test_p_full_at_six_per_second_from_erlang_b(self, text):
+        from lanes.pool import erlang
+
+        L6 = 6.0 * HOLD_S
+        b, c = erlang.erlang_b(SC.slots, L6), erlang.erlang_c(SC.slots, L6)
+        assert text["pblock_6"] == pytest.approx(b) and round(b, 4) == 0.0045
+        assert text["pwait_over_block_6"] == pytest.approx(c / b) and round(c / b, 1) == 3.9
+        assert c == pytest.approx(SC.slots * b / (SC.slots - L6 * (1 - b)))  # C from B
+        # a loss system is full less often than the infinite pool has every slot busy
+        assert b < text["p_full_6"] < c
+
+    def test_the_table_shows_it_beside_erlang_c_and_the_prose_says_when_each_applies(self):
+        from scripts import prose_tools as prose
+
+        nb = notebook(STEM)
+        table = next(c for c in nb["cells"] if c["cell_type"] == "code"
+                     and "erlang.erlang_c(sc.slots, L_peak)" in "".join(c["source"]))
+        assert '"P(full), Erlang B": erlang.erlang_b(sc.slots, L_peak)' in "".join(table["source"])
+        template = next(t for _, t, _ in prose.templated_cells(nb) if "{{pblock_6" in t)
+        flat = " ".join(template.split())
+        assert "Erlang B applies when what cannot start is turned away" in flat
+        assert "Erlang C applies when what cannot start waits" in flat
+        assert "*insensitive*" in flat
+        # the paragraph names the column of the Poisson chance it compares with, not "the last column"
+        assert "The column `P(demand > pool)` is the Poisson chance" in flat
+        assert "the last column" not in flat.replace("(`lanes.pool.erlang.erlang_b(slots, L)`, the last column)", "")

@@ -109,6 +109,50 @@ class TestMicroBatcher:
                                    model_call_s=0.05)
         assert 1e3 * rounded.mean_latency_s != pytest.approx(62.5)  # the tie the seconds break
 
+    def test_the_textbook_rule_answers_its_check_question_with_twenty_calls(self, g):
+        """The deadline rule is the common textbook example's; its check question (20 queued, max_wait 0)."""
+        from glued_values import notebook
+        from scripts import prose_tools as prose
+
+        textbook = simulate_batches(20, max_batch=8, max_wait_s=0.0, model_call_s=0.05, rule="deadline")
+        servers = simulate_batches(20, max_batch=8, max_wait_s=0.0, model_call_s=0.05)
+        assert (g["deadline_calls"], g["nowait_calls"]) == (textbook.batches, servers.batches) == (20, 3)
+        template = " ".join(next(t for _, t, _ in prose.templated_cells(notebook("07_batching"))
+                                 if "{{deadline_calls" in t).split())
+        assert "That is the rule of a common textbook example of a micro-batcher" in template
+        assert ("how many calls answer {{n_req}} queued requests with `max_wait = 0`,"
+                " has the answer {{deadline_calls}} under its own rule") in template
+        assert "answers the same question with {{nowait_calls}} calls" in template
+        assert "real rules" not in template  # the textbook rule is a rule in use, not a strawman
+
+    def test_the_tie_rule_at_a_close_and_at_a_call_end(self, g):
+        """An arrival at the instant its window closes misses it; one at the instant a call ends
+        joins the next window.  The trickle table hinges on both: a hair either way changes it."""
+        from glued_values import notebook
+        from scripts import prose_tools as prose
+
+        # the window opened at 0 closes at 50: the request arriving at 50 goes in a window of its own
+        assert simulate_batches([0, 50], max_batch=8, max_wait_s=50, model_call_s=50).batch_sizes == (1, 1)
+        assert simulate_batches([0, 49.999], max_batch=8, max_wait_s=50, model_call_s=50).batch_sizes == (2,)
+        # the call of the first request ends at 50: the request arriving then joins the one queued at 25
+        assert simulate_batches([0, 25, 50], max_batch=8, max_wait_s=0, model_call_s=50).batch_sizes == (1, 2)
+        assert simulate_batches([0, 25, 50.001], max_batch=8, max_wait_s=0,
+                                model_call_s=50).batch_sizes == (1, 1, 1)
+
+        def nudged(gap_ms, wait_ms, by_ms):
+            arrivals = [0] + [k * gap_ms + by_ms for k in range(1, 20)]
+            return simulate_batches(arrivals, max_batch=8, max_wait_s=wait_ms, model_call_s=50).mean_latency_s
+
+        assert g["gap25_w0_ms"] == self.exact(25, 0).mean_latency_s == 62.5
+        assert nudged(25, 0, +0.001) > 80  # arriving a hair after each call ends: 85.0 ms
+        assert self.exact(25, 50).mean_latency_s == 112.5
+        assert nudged(25, 50, -0.001) < 90  # arriving a hair before each close: 87.5 ms
+        template = " ".join(next(t for _, t, _ in prose.templated_cells(notebook("07_batching"))
+                                 if "Real traffic trickles in" in t).split())
+        assert ("a request that arrives at the instant its window closes misses it (the window closes first"
+                " and the request waits for the next one), and a request that arrives at the instant a call"
+                " ends is queued before the next window opens, so that window takes it") in template
+
     def test_no_wait_is_fastest_at_every_spacing(self, g):
         for gap_ms in (0, 10, 25):
             lat = {w: self.exact(gap_ms, w).mean_latency_s for w in (0, 20, 50, 100, 200)}

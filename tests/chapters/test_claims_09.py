@@ -150,6 +150,102 @@ class TestShortestJobFirst:
         assert (mix[0].rate_per_s * short + mix[1].rate_per_s * long_) / rate < fcfs  # the mean falls
 
 
+class TestOrdersSimulated:
+    """Cobham, the conservation law and SRPT beside a simulation of the same prefill server."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def case(cls):
+        from glued_values import glued
+        from lanes.lane import service_order
+        from lanes.pool import theory
+
+        text = glued("09_chains_latency_and_fairness")
+        short_s, long_s = steps.prefill_service_s(500), steps.prefill_service_s(32768)
+        share = text["sjf_share_long"]
+        rate = text["sjf_load"] / ((1 - share) * short_s + share * long_s)
+        mix = [theory.JobClass.fixed(rate * (1 - share), short_s), theory.JobClass.fixed(rate * share, long_s)]
+        sims = [service_order.simulate_orders([c.rate_per_s for c in mix], [c.mean_s for c in mix],
+                                              jobs=text["ord_jobs"], seed=s) for s in SEEDS]
+        return text, mix, rate, sims
+
+    @staticmethod
+    def spread(sims, measure):
+        from lanes.lane import service_order
+
+        return service_order.mean_and_error([measure(runs) for runs in sims])
+
+    def test_every_formula_lies_within_the_sampling_error(self, case):
+        from lanes.pool import theory
+
+        text, mix, rate, sims = case
+        law = theory.conservation_sum_s(mix)
+        sjf = theory.sjf_waits_s(mix)
+        srpt = theory.srpt_response_times_s(mix)
+        mean_t = lambda times: sum(c.rate_per_s * t for c, t in zip(mix, times)) / rate  # noqa: E731
+        weighted = lambda run: sum(c.load * w for c, w in zip(mix, run.mean_wait_s))  # noqa: E731
+        pairs = [
+            (theory.mg1_wait_s(mix), lambda r: r["fcfs"].mean_wait_all_s),
+            (sjf[0], lambda r: r["sjf"].mean_wait_s[0]), (sjf[1], lambda r: r["sjf"].mean_wait_s[1]),
+            (law, lambda r: weighted(r["fcfs"])), (law, lambda r: weighted(r["sjf"])),
+            (srpt[0] - mix[0].mean_s, lambda r: r["srpt"].mean_wait_s[0]),
+            (srpt[1] - mix[1].mean_s, lambda r: r["srpt"].mean_wait_s[1]),
+            (mean_t(srpt), lambda r: r["srpt"].mean_response_all_s),
+        ]
+        gaps = []
+        for formula, measure in pairs:
+            mean, err = self.spread(sims, measure)
+            assert 0 < err < 0.05 * mean  # ten seeds pin each mean to a few percent
+            gaps.append(abs(mean - formula) / err)
+        assert max(gaps) < 3  # each formula within three standard errors of its simulation
+        assert text["ord_max_gap_se"] == pytest.approx(max(gaps), rel=0.3)  # the table has more rows
+        assert text["ord_law_ms"] == pytest.approx(law * 1e3)
+
+    def test_the_glued_simulation_values_are_the_simulation(self, case):
+        text, mix, _, sims = case
+        got = {
+            "ord_fcfs_resp_ms": self.spread(sims, lambda r: r["fcfs"].mean_response_all_s)[0],
+            "ord_sjf_resp_ms": self.spread(sims, lambda r: r["sjf"].mean_response_all_s)[0],
+            "ord_srpt_resp_ms": self.spread(sims, lambda r: r["srpt"].mean_response_all_s)[0],
+            "ord_srpt_short_ms": self.spread(sims, lambda r: r["srpt"].mean_wait_s[0])[0],
+            "ord_srpt_long_ms": self.spread(sims, lambda r: r["srpt"].mean_wait_s[1])[0],
+            "ord_sjf_long_ms": self.spread(sims, lambda r: r["sjf"].mean_wait_s[1])[0],
+        }
+        for name, value in got.items():
+            assert text[name] == pytest.approx(value * 1e3), name
+
+    def test_the_winners_are_clear_of_the_sampling_error(self, case):
+        """SRPT < SJF < FCFS in mean response, each gap many standard errors; SJF's short prompts
+        wait less than FCFS's prompts, its long ones more; SRPT's long ones more still."""
+        text, _, _, sims = case
+        diff = lambda a, b: self.spread(sims, lambda r: a(r) - b(r))  # noqa: E731
+        resp = {o: (lambda r, o=o: r[o].mean_response_all_s) for o in ("fcfs", "sjf", "srpt")}
+        for better, worse in (("srpt", "sjf"), ("sjf", "fcfs")):
+            mean, err = diff(resp[better], resp[worse])  # paired: the same arrivals under both orders
+            assert mean < -10 * err, (better, worse)
+        mean, err = diff(lambda r: r["sjf"].mean_wait_s[1], lambda r: r["srpt"].mean_wait_s[1])
+        assert mean < -10 * err  # SRPT's long prompts pay more than SJF's
+        assert text["ord_best"] == "SRPT"
+        assert text["ord_srpt_resp_ms"] < text["ord_sjf_resp_ms"] < text["ord_fcfs_resp_ms"]
+
+    def test_the_prose_pairs_each_order_with_its_own_value(self):
+        from glued_values import notebook
+        from scripts import prose_tools as prose
+
+        template = " ".join(" ".join(t.split()) for _, t, _ in
+                            prose.templated_cells(notebook("09_chains_latency_and_fairness")))
+        assert ("{{ord_fcfs_resp_ms:.0f}} ms first come, first served, {{ord_sjf_resp_ms:.0f}} ms under SJF"
+                " and {{ord_srpt_resp_ms:.0f}} ms under SRPT: the least of the three is {{ord_best}}'s") in template
+        assert "its long ones pay: {{ord_srpt_long_ms:.0f}} ms of waiting, against {{ord_sjf_long_ms:.0f}} ms under SJF" \
+            in template
+        assert "the short prompts wait {{sjf_short_ms:.0f}} ms and the long ones {{sjf_long_ms:.0f}} ms" in template
+
+    def test_the_two_non_preemptive_orders_agree_on_the_law_closer_than_the_law(self, case):
+        text, _, _, _ = case
+        between = abs(text["ord_fcfs_law_ms"] - text["ord_sjf_law_ms"])
+        assert between < abs(text["ord_sjf_law_ms"] - text["ord_law_ms"]) / 5  # "far more closely"
+
+
 class TestLongPrompt:
     def test_the_chain(self):
         lp = chains.long_prompt()
@@ -208,6 +304,33 @@ class TestTenantCost:
         weights = {b: chains.token_weights(decoders=b).output_weight for b in (64, 128, 272, 273)}
         assert weights[272] > 3 >= weights[273]
         assert weights[64] > weights[128] > weights[273]  # fuller steps, cheaper output tokens
+
+    def test_the_rule_of_thumb_step_does_not_fit_an_80_gb_h100(self):
+        """273 sequences of 2,048 tokens: 273 x 2,048 x 128 KiB of KV + the weights > 80 GB."""
+        from glued_values import glued, notebook
+        from scripts import prose_tools as prose
+
+        text = glued("09_chains_latency_and_fairness")
+        seqs, ctx = text["tw_rule_batch"], text["tw_ctx"]
+        assert (seqs, ctx) == (273, 2048)
+        kv_per_token = 2 * 32 * 8 * 128 * 2  # K and V, 32 layers, 8 KV heads of 128, bf16 bytes
+        assert LLAMA8B.kv_bytes_per_token == kv_per_token
+        need = LLAMA8B.weight_bytes + seqs * ctx * kv_per_token
+        assert text["rule_kv_gb"] == pytest.approx(seqs * ctx * kv_per_token / 1e9)
+        assert text["rule_weights_gb"] == pytest.approx(LLAMA8B.weight_bytes / 1e9)
+        assert text["rule_need_gb"] == pytest.approx(need / 1e9)
+        assert text["rule_hbm_gb"] == H100.memory_bytes / 1e9 == 80
+        assert text["rule_excess_gb"] == pytest.approx((need - H100.memory_bytes) / 1e9)
+        assert need > H100.memory_bytes  # "more than the GPU can hold"
+        fit_all = (H100.memory_bytes - LLAMA8B.weight_bytes) // (ctx * kv_per_token)
+        fit_engine = (0.9 * H100.memory_bytes - LLAMA8B.weight_bytes) // (ctx * kv_per_token)
+        assert (text["rule_fit_all"], text["rule_fit_engine"]) == (fit_all, fit_engine) == (238, 208)
+        assert text["rule_engine_fraction"] == 0.9
+        assert fit_engine < fit_all < seqs  # infeasible, even with all of the memory
+        template = next(t for _, t, _ in prose.templated_cells(notebook("09_chains_latency_and_fairness"))
+                        if "{{tw_rule_batch" in t)
+        assert "{{rule_excess_gb:less|more}} than the\nGPU can hold" in template
+        assert "infeasible here: all of the memory holds {{rule_fit_all}} sequences" in template
 
     def test_costs_with_the_computed_weight_and_the_rule_of_thumb(self):
         w = chains.token_weights().output_weight

@@ -266,6 +266,11 @@ PHRASES = {
         "a smaller budget changes": "the smaller token budget the first chain tries (a parameter)",
         "those of the 100K-prompt chain below": "a place on the page (the chain after this section)",
         "prompt tokens spread over more steps": "what a cap does (more, smaller steps), not a value shown",
+        "so they agree far more closely than either agrees with the law":
+            "checked in test_claims_09 (the two orders' gap under a fifth of either's gap to the law)",
+        "the least of the three is": "the minimum, computed (ord_best names the order of the least mean)",
+        "since SRPT gives the least mean response time of any order":
+            "Schrage's theorem, a fact about every order, not a comparison of the values shown",
     },
     "10_where_it_breaks": {
         "Llama 3.1 8B": "a model name", "against 1)": "an exponential hold's squared coefficient of variation",

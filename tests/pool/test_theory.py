@@ -136,6 +136,31 @@ class TestPriority:
         assert sim[1] == pytest.approx(low, rel=0.08)
 
 
+class TestSRPT:
+    def test_one_class_is_first_come_first_served(self):
+        one = [JobClass.fixed(5.0, 0.1)]
+        assert theory.srpt_response_times_s(one)[0] == pytest.approx(theory.mg1_wait_s(one) + 0.1)
+
+    def test_two_classes_by_hand(self):
+        short, long_ = JobClass.fixed(4.0, 0.05), JobClass.fixed(0.5, 1.0)  # loads 0.2 and 0.5
+        w0 = (4.0 * 0.05**2 + 0.5 * 0.05**2) / 2  # a long job counts only its last 0.05 s
+        t_short = w0 / (1 - 0.2) + 0.05  # no shorter class stretches the wait or the run
+        w0_long = (4.0 * 0.05**2 + 0.5 * 1.0) / 2
+        t_long = w0_long / ((1 - 0.7) * (1 - 0.2)) + 0.05 + (1.0 - 0.05) / (1 - 0.2)
+        assert theory.srpt_response_times_s([long_, short]) == pytest.approx((t_long, t_short))
+
+    def test_srpt_beats_sjf_on_the_mean_and_the_short_class(self):
+        mix = [JobClass.fixed(4.0, 0.05), JobClass.fixed(0.5, 1.0)]
+        srpt = theory.srpt_response_times_s(mix)
+        sjf = [w + c.mean_s for w, c in zip(theory.sjf_waits_s(mix), mix)]
+        mean = lambda t: sum(c.rate_per_s * x for c, x in zip(mix, t)) / 4.5  # noqa: E731
+        assert mean(srpt) < mean(sjf) and srpt[0] < sjf[0] and srpt[1] > sjf[1]
+
+    def test_only_fixed_lengths_are_taken(self):
+        with pytest.raises(ValueError, match="JobClass.fixed"):
+            theory.srpt_response_times_s([JobClass.exponential(1.0, 0.5)])
+
+
 def simulate_priority(streams, jobs, seed):
     """Non-preemptive priority M/G/1 (uniform service), event by event: mean wait per class."""
     rng = random.Random(seed)
