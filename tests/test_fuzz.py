@@ -91,7 +91,7 @@ EXCLUDED = {
             "lanes.lane.interactive.LaneRecord", "lanes.lane.interactive.LaneResult",
             "lanes.lane.jobstore.ItemLease", "lanes.lane.jobstore.JobStatus",
             "lanes.lane.jobstore.OverflowPlan", "lanes.lane.jobstore.BatchLaneResult",
-            "lanes.lane.queueing.QueueRun", "lanes.gpu.batcher.BatchRun",
+            "lanes.lane.queueing.QueueRun", "lanes.lane.service_order.OrderRun", "lanes.gpu.batcher.BatchRun",
             "lanes.gpu.chains.LittlesLaw", "lanes.gpu.chains.KvInFlight",
             "lanes.gpu.chains.Goodput", "lanes.gpu.chains.SwapVsRecompute",
             "lanes.gpu.chains.HolBlocking", "lanes.gpu.chains.P99Knee",

@@ -21,8 +21,9 @@ The batchers also offer one variant, ``rule="deadline"``, for comparison only:
 a window takes a request only while its clock is *strictly before* the close
 instant, even one already queued.  It is what a loop written as "while time
 is left, take the next request" does, and with ``max_wait_s = 0`` it sends
-every request alone however many wait.  Real servers do not behave like this;
-it shows why the order "take what is queued, then wait" matters.
+every request alone however many wait.  It is the rule of a common textbook
+micro-batcher; the servers named above take the queue first, and the variant
+shows why the order "take what is queued, then wait" matters.
 
 The queue in front may be bounded: a request that finds ``max_queue`` others
 waiting is refused at once with :class:`QueueFullError` (backpressure), which a
