@@ -7,6 +7,7 @@ the statement the prose makes about it.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
@@ -208,6 +209,56 @@ class TestOverResampledHours:
         assert text["r_code"] / text["code_L"] > 3 * text["r_conv"] / text["conv_L"]
         for s in range(len(SEEDS)):
             assert over["code", "rs"][s] / text["code_L"] > 3 * over["conv", "rs"][s] / text["conv_L"]
+
+
+class TestPeakednessGuess:
+    """Square-root staffing with the per-second ratio as peakedness, before the sweep."""
+
+    @staticmethod
+    def rule(t, z):
+        from lanes.pool import theory
+
+        load = t.rate_per_s * statistics.mean(replay.hold_times_s(t, batch=SLOTS))
+        return math.ceil(theory.peaked_sqrt_staffing(load, z, 0.01) - load)
+
+    def test_the_guesses_are_the_formula(self, text, hours):
+        assert text["p_wait"] == 0.01
+        for key, t in hours.items():
+            assert text[f"guess_{key}"] == self.rule(t, t.dispersion(1))
+            assert text[f"plain_{key}"] == self.rule(t, 1)
+
+    def test_close_on_the_coding_hour_far_off_on_the_conversation_copy(self, text):
+        assert text["plain_code"] < text["guess_code"]  # the ratio takes the guess up
+        assert abs(text["guess_code"] - text["r_code"]) <= 1
+        assert abs(text["guess_code_p"] - text["r_code_p"]) <= 1
+        assert text["r_conv_p"] - text["guess_conv_p"] > 3  # "says nothing of what makes that copy hard"
+
+    def test_hour_by_hour(self, text, hours, over):
+        for name in ("conv", "code"):
+            t = hours[name]
+            for kind, make in (("rs", t.resample), ("ps", t.as_poisson)):
+                rules = [self.rule(h, h.dispersion(1)) for h in map(make, SEEDS)]
+                assert text[f"{name}_{kind}_guesses"] == rules
+                assert text[f"{name}_{kind}_miss"] == [r - g for r, g in zip(over[name, kind], rules)]
+        code_miss = text["code_rs_miss"] + text["code_ps_miss"]
+        assert sorted(text["code_miss_abs"]) == sorted(abs(m) for m in code_miss)
+        assert max(text["code_miss_abs"]) <= 3  # "within a few slots"
+        assert text["conv_ps_miss_low"] == min(text["conv_ps_miss"]) > 3
+
+    def test_the_conversation_copy_swings_slowly(self, text, hours, inputs):
+        for key in ("conv", "conv_p"):
+            t, (_, stream) = hours[key], inputs[key]
+            whole = int(t.span_s // 60)
+            n, work = [0] * whole, [0.0] * whole
+            for a, h in zip(t.arrival_s, stream.inter_service_s):
+                if int(a // 60) < whole:
+                    n[int(a // 60)] += 1
+                    work[int(a // 60)] += h
+            mean_hold = [w / k for w, k in zip(work, n)]
+            assert text[f"{key}_minute_corr"] == pytest.approx(statistics.correlation(n, mean_hold))
+            assert text[f"{key}_minute_sd"] == pytest.approx(statistics.stdev(w / 60 for w in work))
+        assert text["conv_minute_corr"] < -0.5 and abs(text["conv_p_minute_corr"]) < 0.2
+        assert text["conv_p_minute_sd"] > 1.5 * text["conv_minute_sd"]
 
 
 class TestPolicies:
