@@ -15,7 +15,11 @@ step model (:func:`lanes.gpu.steps.step_cost`, by default on the
 
 These are the hold times of a pool that runs full; they ignore queueing
 inside the engine (that is what :func:`lanes.gpu.steps.simulate` models,
-and it takes a trace too).  The pool rounds each hold up to whole seconds.
+and it takes a trace too).  Scheduled at every arrival and end (``tick_s=0``,
+the default scenario's clock) the pool keeps each hold exactly, a fraction of
+a second included; on a tick clock it rounds each hold up to whole ticks (at
+the anchor's ``tick_s=1``, whole seconds).  :func:`zero_wait_load` measures
+the slots the holds would keep busy if no request waited, at every instant.
 
 >>> from lanes.pool.traces import load_trace
 >>> table = trace_table(load_trace("conv").window(0, 600), policies=("priority", "reserve:8"))
@@ -25,12 +29,15 @@ and it takes a trace too).  The pool rounds each hold up to whole seconds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 from os import PathLike
 from typing import Sequence
 
 from .. import _checks
+from ..pool.arrivals import ArrivalStream
 from ..pool.engine import simulate
 from ..pool.policies import DEFAULT_POLICIES, Policy
 from ..pool.results import SlotPoolResult
@@ -205,3 +212,73 @@ def trace_requests(trace: Trace) -> list[Request]:
         Request(prompt_tokens=p, output_tokens=o, arrival_s=t)
         for t, p, o in zip(trace.arrival_s, trace.prompt_tokens, trace.output_tokens)
     ]
+
+
+@dataclass(frozen=True)
+class ZeroWaitLoad:
+    """Interactive requests in slots if every one got a slot on arrival, second by second.
+
+    Attributes
+    ----------
+    mean : tuple of float
+        The time-average count over each whole second of the window: its sum is the
+        slot-seconds the holds fill inside the window, exactly.
+    most : tuple of int
+        The most requests holding a slot at one instant of each second.
+    """
+
+    mean: tuple[float, ...]
+    most: tuple[int, ...]
+
+    @property
+    def mean_busy(self) -> float:
+        """Mean busy slots over the window (Little's L, less the holds cut at its end)."""
+        return sum(self.mean) / len(self.mean)
+
+    @property
+    def peak(self) -> int:
+        """The most requests holding a slot at one instant of the window."""
+        return max(self.most)
+
+
+def zero_wait_load(stream: ArrivalStream) -> ZeroWaitLoad:
+    """The interactive busy count of ``stream`` if no request waited, exact at every instant.
+
+    Request i holds a slot from its arrival (its second plus its offset) for its
+    hold, whole or not, over ``[arrival, arrival + hold)``: a slot freed at an
+    instant is free for a request arriving at it.  Counted over the stream's
+    window (``stream.seconds``, whole seconds); holds running past its end are
+    cut there.  Unlike :func:`lanes.pool.littles.zero_wait_busy`, which looks at
+    whole seconds only, this sees a hold of a fraction of a second wherever it
+    falls, so its mean is the slot time the holds fill and its peak the most
+    at one instant.
+    """
+    _checks.instance("stream", stream, ArrivalStream)
+    end = stream.seconds or max(
+        (t + 1 for t in stream.arrival_tick), default=1)
+    offsets = stream.arrival_offset_s or repeat(0.0)
+    events = []
+    for t, u, h in zip(stream.arrival_tick, offsets, stream.inter_service_s):
+        a = t + u
+        if a < end:
+            events += ((a, 1), (min(a + h, end), -1))
+    events.sort()  # at one instant an end (-1) comes before a start
+    area, most = [0.0] * end, [0] * end
+    busy, last = 0, 0.0
+    for when, step in events:
+        while last < when:  # the count ``busy`` holds over [last, when)
+            b = int(last)
+            edge = min(when, b + 1)
+            area[b] += busy * (edge - last)
+            most[b] = max(most[b], busy)
+            last = edge
+        busy += step
+        if step > 0:
+            b = int(when)
+            most[b] = max(most[b], busy)
+    while last < end:
+        b = int(last)
+        area[b] += busy * (b + 1 - last)
+        most[b] = max(most[b], busy)
+        last = b + 1
+    return ZeroWaitLoad(tuple(area), tuple(most))

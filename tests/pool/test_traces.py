@@ -293,6 +293,31 @@ class TestReplay:
         with pytest.raises(ValueError, match="hold_s must hold numbers of seconds > 0"):
             tr.trace_scenario(w, [0.0] * w.n_requests)
 
+    def test_zero_wait_load_sees_holds_of_a_fraction_of_a_second(self):
+        # arrivals at 0.5 s (0.3 s), 0.7 s (1.0 s), and 1.7 s (0.2 s), the last taking the
+        # slot the second frees at that instant
+        st = lanes.ArrivalStream((), (0, 0, 1), (0.3, 1.0, 0.2), (0.5, 0.7, 0.7), 3)
+        z = rp.zero_wait_load(st)
+        assert z.mean == pytest.approx((0.6, 0.9, 0.0))
+        assert z.most == (2, 1, 0)
+        assert z.peak == 2 and z.mean_busy == pytest.approx(1.5 / 3)
+
+    def test_zero_wait_load_is_the_slot_time_the_holds_fill(self, code):
+        from lanes.pool import littles
+
+        sc, st = rp.replay_inputs(code.window(0, 600))
+        z = rp.zero_wait_load(st)
+        at = [t + u for t, u in zip(st.arrival_tick, st.arrival_offset_s)]
+        filled = sum(min(a + h, sc.ticks) - a for a, h in zip(at, st.inter_service_s))
+        assert len(z.mean) == len(z.most) == sc.ticks
+        assert sum(z.mean) == pytest.approx(filled, rel=1e-9)
+        # the whole seconds only look at instants; the peak at one instant is at least theirs
+        assert z.peak >= max(littles.zero_wait_busy(st)[: sc.ticks])
+        assert all(m >= k for m, k in zip(z.most, littles.zero_wait_busy(st)))
+        # on whole-second holds and arrivals the count changes only at whole seconds
+        whole = lanes.draw_stream(lanes.anchor(hours=0.25))
+        assert rp.zero_wait_load(whole).mean == tuple(littles.zero_wait_busy(whole)[: whole.seconds])
+
     def test_the_step_simulator_takes_a_trace(self, conv):
         w = conv.window(0, 20)
         result = simulate_steps(w, hardware="h200-measured")
