@@ -422,8 +422,8 @@ def trace_scenario(trace: Trace, hold_s: Sequence[float], base: Scenario | None 
     """The slot-pool scenario a replay of ``trace`` runs in.
 
     Everything but the interactive side comes from ``base`` (default: the
-    anchor scenario): slots, backlog, batch service range, preemption cost,
-    seed.  The window is the trace's span rounded up to whole seconds (one
+    default :class:`Scenario`, event-driven): slots, backlog, batch service
+    range, preemption cost, seed, clock.  The window is the trace's span rounded up to whole seconds (one
     tick past the last arrival); ``inter_service_s`` is the range of the
     holds rounded out to whole seconds and both rates are the trace's mean
     rate (they only describe the run: the arrivals and holds come from the
