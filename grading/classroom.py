@@ -1059,25 +1059,34 @@ def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = 
     answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
     refused = data.get("refused") if isinstance(data.get("refused"), dict) else {}
     errors = data.get("errors") if isinstance(data.get("errors"), list) else []
-    by_var, other = cell_errors_by_variable(job.notes[job.k], errors)
-    sub.messages.extend(other[:10])
     own = data.get("student")
     sub.notebook_student = _clean(own, 60) if type(own) is str else None
+    why = NO_STUDENT if data.get("student_set") is False else None
     if solutions is None:  # practice feedback: the notebook's own STUDENT, if it is a valid one
         try:
             who = normalise_student(own)
         except ValueError:
             who = ""
+        refusal = next((str(e["error"]) for e in errors if isinstance(e, dict)
+                        and str(e.get("error", "")).startswith("NotAToken: ")), None)
+        why = why or (f"the first code cell refused STUDENT ({_clean(refusal[11:])})" if refusal else None)
+        line = why
     else:
         who = student_token(sub.login, secret)
         try:
             mine = normalise_student(own)
         except ValueError:
             mine = None
-        why = token_mismatch(mine, sub.login, secret)
-        if why:
-            sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as "
-                                f"{sub.login}'s variant (set STUDENT to the token your instructor gave you)")
+        why = why or token_mismatch(mine, sub.login, secret)
+        line = why and (f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as {sub.login}'s "
+                        "variant (set STUDENT to the token your instructor gave you)")
+    by_var, other = cell_errors_by_variable(job.notes[job.k], errors)
+    if why:  # the cells that then failed for want of V are that one line's, not a line each
+        other = [m for m in other if not _FROM_STUDENT.search(m)]
+        by_var = {v: f"{t} (see the STUDENT line)" if _FROM_STUDENT.match(t) else t for v, t in by_var.items()}
+    sub.messages.extend(other[:10])
+    if line:
+        sub.messages.append(line)
     sub.student = who
     ready = {"id": id(sub), "slug": sub.assignment, "student": who,
              "answers": {k: v for k, v in answers.items() if k in spec.variables},
@@ -1086,6 +1095,12 @@ def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = 
     json.dumps(ready)  # the judge's input must encode: a value that does not fails here, alone
     ready["sub"] = sub
     return ready
+
+
+#: What the grader says of a notebook in which no cell sets ``STUDENT``.
+NO_STUDENT = "no cell of the notebook sets STUDENT: was its first code cell, with STUDENT = \"<token>\", deleted?"
+#: Errors that follow from the first code cell's refusing ``STUDENT`` (or from its absence).
+_FROM_STUDENT = re.compile(r"(?:^|raised )(?:NotAToken: |NameError: name '(?:V|STUDENT|grader)' is not defined)")
 
 
 def _start_step2(box, batch: list, who: str, solutions, secret, hide, deadline_s) -> _Job | None:

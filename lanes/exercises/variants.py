@@ -24,7 +24,8 @@ import random
 import re
 from dataclasses import dataclass
 
-__all__ = ["CODE_ALPHABET", "CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "TOKEN_CHARS", "Variant",
+__all__ = ["CODE_ALPHABET", "CODE_LEN", "EMPTY_TOKEN", "MISSING_TOKEN", "NOT_A_TOKEN", "TEST_SECRET",
+           "TOKEN_CHARS", "Variant",
            "check_character", "check_course_secret", "check_login", "course_secret", "load_course_secret",
            "new_course_secret", "normalise_student", "rng_for", "secret_fingerprint", "set_course_secret",
            "student_token", "token_mismatch", "token_problem"]
@@ -37,6 +38,12 @@ CODE_LEN = 6
 MAX_LOGIN = 40 - 1 - CODE_LEN
 #: What the variant cell says of a value that is not a course token (one line, no secret needed).
 NOT_A_TOKEN = "this is not a valid course token: check it against the one your instructor gave you"
+#: What the variant cell of a set notebook says of an empty ``STUDENT`` (one line): the
+#: notebook's numbers would be the default variant's, which is nobody's in a course.
+EMPTY_TOKEN = ("STUDENT is empty: type the course token your instructor gave you between the quotes "
+               "(such as \"jdoe42-k7f3q2\"), then run this cell again")
+#: What the public check and the grader say when no cell sets ``STUDENT`` (one line).
+MISSING_TOKEN = "STUDENT is not set: the first code cell, which holds STUDENT = \"<your token>\", was deleted or not run"
 #: The secret of the test suite: public, so grading refuses it outside the tests.
 TEST_SECRET = "lanes-test-secret-not-for-grading"
 CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: 31 characters, a prime

@@ -36,11 +36,15 @@ def grader():
     public._FAILED_CELLS.clear()
 
 
+#: A student's token (the course of the test suite's secret).
+TOKEN = "h3student-w5efvr"
+
+
 def _env(**answers):
     """A notebook's globals with ``answers``; q1's second answer (the batch jobs done) is filled in."""
     import lanes.exercises
 
-    return {"STUDENT": "", "V": lanes.exercises.variant(SET, ""), "q1_batch_done": 3000, **answers}
+    return {"STUDENT": TOKEN, "V": lanes.exercises.variant(SET, TOKEN), "q1_batch_done": 3000, **answers}
 
 
 def test_a_failed_check_says_the_problem_in_one_line_per_answer(grader):
@@ -111,8 +115,8 @@ def test_the_first_code_cell_alone_sets_everything_up(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["cells"][0]["cell_type"] == "markdown" and "".join(nb["cells"][0]["source"]).startswith("# Exercises")
     env: dict = {}
-    exec(compile(_first_cell(path), "<first cell>", "exec"), env)
-    assert env["V"].slug == path.parent.name and env["STUDENT"] == ""
+    exec(compile(_first_cell(path, TOKEN), "<first cell>", "exec"), env)
+    assert env["V"].slug == path.parent.name and env["STUDENT"] == TOKEN
     checks = [c for c in cells if c.startswith("grader.check(")]
     assert checks
     for check in checks:
@@ -151,3 +155,27 @@ def test_checks_of_an_unknown_set_are_refused_naming_the_parameter():
 
     with pytest.raises(ValueError, match=r"^slug must be one of the exercise sets 01_slots_and_littles_law, .* \(got 'nope'\)"):
         lanes.exercises.Checks("nope")
+
+
+def test_the_first_cell_refuses_an_empty_token_in_one_line():
+    """A set notebook as students get it needs a token: an empty ``STUDENT`` is refused in one
+    line instead of quietly giving the default variant's numbers, which are nobody's."""
+    from lanes.exercises.variants import EMPTY_TOKEN
+
+    shown = _run_in_ipython(["V = None", _first_cell(SET_PATH, ""), "print(V)"])
+    assert shown.strip().splitlines() == [f"NotAToken: {EMPTY_TOKEN}", "None"], shown
+
+
+def test_a_check_without_student_or_with_it_empty_says_so_in_one_line():
+    import lanes.exercises
+    from lanes.exercises.variants import EMPTY_TOKEN, MISSING_TOKEN
+
+    grader = lanes.exercises.Checks(SET)
+    missing = {k: v for k, v in _env(q1_reserve_long=12).items() if k != "STUDENT"}
+    assert repr(grader.check("q1", missing)) == f"q1: form not ok:\n  {MISSING_TOKEN}"
+    empty = {**_env(q1_reserve_long=12), "STUDENT": "", "V": lanes.exercises.variant(SET, "")}
+    assert repr(grader.check("q1", empty)) == f"q1: form not ok:\n  {EMPTY_TOKEN}"
+    # the instructor's solution notebooks (the default variant) ask for no token
+    practice = lanes.exercises.Checks(SET, token_required=False)
+    assert practice.check("q1", empty).ok
+    assert practice.variant("").student == ""

@@ -424,3 +424,37 @@ def test_a_chapter_notebook_handed_in_as_a_set_is_named_as_such(tmp_path):
     (s,), _ = classroom.grade([tmp_path / "ana"], solutions=None, limits=sandbox.Limits(), progress=lambda *a: None)
     assert s.status == "graded" and s.matched == "file name"
     assert any("is it the chapter notebook?" in m and f"set_{SLUG}.ipynb" in m for m in s.messages), s.messages
+
+
+def _set_notebook(student_line: str | None) -> dict:
+    """Set 01's notebook as a student hands it in: its first cell with ``student_line`` in place of
+    ``STUDENT = ""`` (``None``: that line deleted), q1 answered from ``V``."""
+    nb = json.loads((ROOT / "exercises" / SLUG / f"set_{SLUG}.ipynb").read_text())
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and src.startswith("# Type your course token"):
+            src = src.replace('STUDENT = ""\n', "" if student_line is None else student_line + "\n")
+        src = src.replace("q1_busy_slots = ...", "q1_busy_slots = V.rate_per_s * V.hold_s")
+        cell["source"] = src
+    return nb
+
+
+@pytest.mark.parametrize("line, words", [('STUDENT = ""', "STUDENT is empty"),
+                                         (None, "no cell of the notebook sets STUDENT")])
+def test_an_empty_or_missing_student_is_one_line_in_the_report(tmp_path, line, words):
+    """A set notebook handed in with ``STUDENT`` empty (its first cell refused it) or deleted: one
+    line says so, not a line per cell that then failed for want of ``V``."""
+    from grading import sandbox
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / f"set_{SLUG}.ipynb").write_text(json.dumps(_set_notebook(line)))
+    (s,), _ = classroom.grade([tmp_path / "alice"], solutions=ROOT / "solutions", limits=sandbox.Limits(),
+                              secret=TEST_SECRET, student="alice", progress=lambda *a: None)
+    assert s.status == "graded", s.messages
+    assert len(s.messages) == 1 and words in s.messages[0], s.messages
+    assert s.questions[0].score == 0, s.questions[0]
+    assert s.questions[0].messages == ["q1_busy_slots: its answer cell raised NameError: name 'V' is not defined "
+                                       "(see the STUDENT line)"], s.questions[0].messages
