@@ -90,6 +90,7 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
     q = spec.question(question)
     problems = []
     student, shown = env.get("STUDENT", ""), env.get("V")
+    mine = shown if isinstance(shown, Variant) and shown.slug == slug else None  # whose labels a choice takes
     if "STUDENT" not in env:
         problems.append(MISSING_TOKEN)
     elif type(student) is str:
@@ -102,6 +103,8 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
             elif isinstance(shown, Variant) and shown.slug == slug and shown.student != student:
                 problems.append("V belongs to another STUDENT: run the variant cell again, then "
                                 "rerun your answer cells so they use your variant's numbers")
+            if not token_problem(student) or not student:
+                mine = spec.variant(student)  # the variant the grader grades
         except ValueError as e:
             problems.append(str(e))
     for var, form in q.answers:
@@ -117,7 +120,11 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
                 problems.append(f"{var} is not defined: run its answer cell first")
             continue
         try:
-            form.check(env[var])
+            label = form.check(env[var])
+            if var in spec.options and mine is not None and not mine.key_letter(var, label):
+                labels = [f'"{shown}"' for shown, _ in mine.options(var)]
+                raise FormError(f"should be the label of one of your options, {', '.join(labels[:-1])} or "
+                                f"{labels[-1]}, in quotes (print(V) lists them)")
         except FormError as e:
             problems.append(f"{var} {e}")
     if problems:

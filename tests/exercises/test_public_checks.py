@@ -179,3 +179,20 @@ def test_a_check_without_student_or_with_it_empty_says_so_in_one_line():
     practice = lanes.exercises.Checks(SET, token_required=False)
     assert practice.check("q1", empty).ok
     assert practice.variant("").student == ""
+
+
+@pytest.mark.parametrize("answer, ok", [("33", True), (33, True), (" 94 ", True), ("b", False), ("42", False),
+                                        (42, False)])
+def test_a_choice_check_accepts_only_this_variants_labels(answer, ok):
+    """Set 01's q4 shows this token's options as 22, 33, 85 and 94: another label, or a letter
+    of the default variant, picks no option here, and the form check says so, naming these."""
+    import lanes.exercises
+
+    slug = "01_slots_and_littles_law"
+    env = {"STUDENT": TOKEN, "V": lanes.exercises.variant(slug, TOKEN), "q4_choice": answer}
+    assert [label for label, _ in env["V"].options("q4_choice")] == ["22", "33", "85", "94"]
+    report = lanes.exercises.Checks(slug).check("q4", env)
+    assert report.ok is ok, repr(report)
+    if not ok:
+        assert repr(report) == ('q4: form not ok:\n  q4_choice should be the label of one of your options, '
+                                '"22", "33", "85" or "94", in quotes (print(V) lists them)'), repr(report)
