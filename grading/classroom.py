@@ -7,7 +7,8 @@ submission; folders are walked without following links. Only regular files are r
 (``O_NOFOLLOW``, at most :data:`MAX_NOTEBOOK_BYTES`): a link, FIFO, device or folder named
 ``*.ipynb`` is refused with one line, and no message quotes a submission's bytes. An
 nbformat 3 notebook is converted to 4. ``metadata.lanes`` and its ``set`` are used only
-when they have the right types. Every error while reading or grading one notebook is
+when they have the right types. A chapter's notebook matched to a set by its name (its
+title is a chapter's: :func:`chapter_of`) is refused in one line, not run. Every error while reading or grading one notebook is
 caught and reported for that notebook; the report and gradebook are always written.
 
 **Identity comes from the hand-in** (``STUDENT`` in the notebook must agree, but never
@@ -424,6 +425,39 @@ def match_assignment(path: pathlib.Path, nb, known, messages: list, how: list | 
     return None
 
 
+#: The chapters' notebooks, whose titles tell a chapter handed in as a set (this checkout's).
+CHAPTERS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def _title(nb) -> str:
+    """The first line of a notebook's first markdown cell, lower-cased, without the ``#``s."""
+    for cell in nb.get("cells") or ():
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+            source = cell.get("source")
+            source = "".join(source) if isinstance(source, list) else str(source)
+            lines = source.strip().splitlines()
+            return lines[0].lstrip("#").strip().lower()[:200] if lines else ""
+    return ""
+
+
+_CHAPTER_TITLES: dict | None = None
+
+
+def chapter_of(nb) -> str | None:
+    """The number (``"03"``) of the chapter whose notebook ``nb`` is, by its title; ``None`` when it
+    is none of :data:`CHAPTERS` (read once per run; none when the folder is missing)."""
+    global _CHAPTER_TITLES
+    if _CHAPTER_TITLES is None:
+        _CHAPTER_TITLES = {}
+        for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
+            try:
+                _CHAPTER_TITLES.setdefault(_title(json.loads(path.read_text(encoding="utf-8"))), path.name[:2])
+            except (OSError, ValueError):
+                continue
+        _CHAPTER_TITLES.pop("", None)
+    return _CHAPTER_TITLES.get(_title(nb))
+
+
 # --------------------------------------------------------------------------- identity
 
 
@@ -623,6 +657,11 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 if problem:
                     sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
                     sub.messages.append(problem)
+                elif sub.matched != "metadata" and sub.assignment and chapter_of(nb):
+                    sub.status = REFUSED  # not run: its cells would only fail, a line each
+                    sub.messages.append(f"this is chapter {chapter_of(nb)}'s notebook, not set {sub.assignment[:2]}'s: "
+                                        f"hand in the set notebook, exercises/{sub.assignment}/set_{sub.assignment}"
+                                        ".ipynb")
                 elif sub.assignment is None:
                     sub.status = UNKNOWN
                     sub.messages.append(f"cannot tell which exercise set this is (known: {', '.join(sorted(known))})")

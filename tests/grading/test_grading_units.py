@@ -458,3 +458,23 @@ def test_an_empty_or_missing_student_is_one_line_in_the_report(tmp_path, line, w
     assert s.questions[0].score == 0, s.questions[0]
     assert s.questions[0].messages == ["q1_busy_slots: its answer cell raised NameError: name 'V' is not defined "
                                        "(see the STUDENT line)"], s.questions[0].messages
+
+
+def test_a_chapter_notebook_handed_in_as_another_set_is_one_line_and_not_run(tmp_path):
+    """Chapter 03's notebook (its title cell; cells that would fail in the box) handed in under
+    set 01's name: one line names both, instead of a line per failing cell."""
+    from grading import sandbox
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    chapter = json.loads((ROOT / "notebooks" / "03_headroom.ipynb").read_text())
+    title = next(c for c in chapter["cells"] if c["cell_type"] == "markdown")
+    nb = {**chapter, "cells": [title] + [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
+                                          "execution_count": None, "source": f"undefined_{i}"} for i in range(12)]}
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / f"set_{SLUG}.ipynb").write_text(json.dumps(nb))
+    (s,), _ = classroom.grade([tmp_path / "ana"], solutions=None, limits=sandbox.Limits(), progress=lambda *a: None)
+    assert s.assignment == SLUG and s.seconds == 0, s
+    assert s.messages == [f"this is chapter 03's notebook, not set 01's: hand in the set notebook, "
+                          f"exercises/{SLUG}/set_{SLUG}.ipynb; every question scores 0"], s.messages
