@@ -154,6 +154,20 @@ TOKEN_COMMENT = ('# Type your course token between the quotes (e.g. "jdoe42-k7f3
 #: What the master's title cell says of the two cells, and what the student's says of the one.
 _TWO_CELLS = re.compile(r"between the quotes in the `STUDENT` cell, then run the cell\s+after it:")
 ONE_CELL = "between the quotes in the first code cell, `STUDENT = \"\"`,\nand run that cell:"
+#: What the master's title cell says of the default variant's labels, which a student's notebook
+#: never shows (it refuses an empty STUDENT), and what the student's says instead.
+_DEFAULT_LABELS = re.compile(r' \(the default variant labels its options `"a"` to `"d"`\)\.')
+OWN_LABELS = "; the check refuses a label that is not one of yours."
+
+
+#: The title cell's last paragraph: what a student hands in, and how (``{file}``: :func:`student_file`).
+HAND_IN = """**How to hand it in.** Hand in this notebook file, `{file}`, and keep its name (the
+grader knows the set from the file itself, but your instructor reads the name). Before you do:
+your token is between the quotes of `STUDENT` in the first code cell; *Kernel > Restart Kernel
+and Run All Cells* runs every cell from the top without an error; and every `grader.check("qN")`
+cell says "form ok". Then upload the file to this set's assignment in your course's LMS (or
+commit and push it, in a GitHub Classroom repository), as your instructor says. The grader runs
+the notebook again from the top for your variant, so only what its cells compute counts."""
 
 
 def student_file(slug: str) -> str:
@@ -189,7 +203,7 @@ def _is_otter_init(cell) -> bool:
 def student_notebook(nb, slug: str, *, token_required: bool = True) -> None:
     """Mark the set in the metadata, drop Otter's init cell, and make the ``STUDENT`` cell and
     the variant cell one first code cell (:func:`first_cell`, ``token_required`` passed on);
-    the title cell says so."""
+    the title cell says so, and ends with :data:`HAND_IN`."""
     nb.metadata["lanes"] = {"set": slug}
     nb.cells = [cell for cell in nb.cells if not _is_otter_init(cell)]
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -200,6 +214,11 @@ def student_notebook(nb, slug: str, *, token_required: bool = True) -> None:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = _TWO_CELLS.sub(ONE_CELL, cell.source)
+            if token_required:
+                cell.source = _DEFAULT_LABELS.sub(OWN_LABELS, cell.source)
+    title = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    if title is not None and "**How to hand it in.**" not in title.source:
+        title.source = title.source.rstrip("\n") + "\n\n" + HAND_IN.format(file=student_file(slug))
 
 
 def normalise_students(out_root: pathlib.Path = EXERCISES) -> list[pathlib.Path]:

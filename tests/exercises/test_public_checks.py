@@ -196,3 +196,28 @@ def test_a_choice_check_accepts_only_this_variants_labels(answer, ok):
     if not ok:
         assert repr(report) == ('q4: form not ok:\n  q4_choice should be the label of one of your options, '
                                 '"22", "33", "85" or "94", in quotes (print(V) lists them)'), repr(report)
+
+
+def _hand_in_problems(text: str, name: str) -> list[str]:
+    """What a text that tells a student how to hand a set in leaves out."""
+    wanted = {"the file": name, "keep its name": "keep its name", "fill STUDENT": "STUDENT",
+              "run the checks": "grader.check", "run it all": "Restart Kernel and Run All Cells",
+              "hand it in": "hand in"}
+    text = " ".join(text.split()).lower()
+    return [what for what, words in wanted.items() if words.lower() not in text]
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_the_set_notebook_says_what_to_hand_in_and_how(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    title = "".join(nb["cells"][0]["source"])
+    part = title[title.find("**How to hand it in.**"):]
+    assert "**How to hand it in.**" in title and not _hand_in_problems(part, path.name), \
+        _hand_in_problems(part, path.name)
+
+
+def test_the_exercises_page_says_what_to_hand_in_and_how():
+    page = (ROOT / "book" / "exercises.md").read_text(encoding="utf-8")
+    assert "## Handing a set in" in page
+    part = page.split("## Handing a set in", 1)[1].split("\n## ", 1)[0]
+    assert not _hand_in_problems(part, "set_NN_slug.ipynb"), _hand_in_problems(part, "set_NN_slug.ipynb")
