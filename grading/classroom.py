@@ -57,7 +57,7 @@ from lanes.exercises.variants import check_login, normalise_student, student_tok
 from . import sandbox
 from .runner import MAX_ANSWERS_BYTES  # (the box's server sends at most that much of a notebook's answers)
 from .deadlines import Deadlines
-from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
+from .gradebook import NOTE_CHARS, feedback_markdown, merge, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
 from .roster import Roster, load_roster
 
@@ -181,8 +181,10 @@ class Submission:
 
 
 def _clean(text: object, limit: int = 200) -> str:
-    """Text made safe to print: no control characters or escapes, bounded."""
-    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+    """Text made safe to print: no control characters or escapes, bounded (a cut one ends in "…")."""
+    text = str(text)
+    cut = text[:limit] + ("…" if len(text) > limit else "")
+    return "".join(c if c.isprintable() else "?" for c in cut)
 
 
 def shown(name: object) -> str:
@@ -1177,5 +1179,5 @@ def _finish_step2(job: _Job) -> None:
         for q in sub.questions:
             r = res["questions"].get(q.name, {})
             q.score = float(r.get("score", 0.0))
-            q.messages.extend(_clean(m) for m in r.get("messages", []))
+            q.messages.extend(_clean(m, NOTE_CHARS) for m in r.get("messages", []))
             q.form_ok = bool(r.get("form_ok"))

@@ -42,7 +42,7 @@ import re
 
 from lanes.exercises.registry import get_set
 
-__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "write_moodle_gradebook",
+__all__ = ["NOTE_CHARS", "question_note", "report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "write_moodle_gradebook",
            "feedback_markdown",
            "write_feedback"]
 
@@ -264,7 +264,24 @@ def write_moodle_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def _printable(text: object, limit: int = 500) -> str:
+#: The longest note (a message of the judge) the report and the feedback keep; a longer one is
+#: cut there and ends in an ellipsis.
+NOTE_CHARS = 500
+
+
+def question_note(q) -> str:
+    """What the console and the feedback say of a graded question (a ``classroom.Question`` or its
+    report entry): its messages, else "correct" at full points, else "form ok" where only the
+    answers' form is known to be right, else nothing."""
+    get = q.get if isinstance(q, dict) else lambda k: getattr(q, k)
+    if get("messages"):
+        return "; ".join(get("messages"))
+    if get("score") == get("possible"):
+        return "correct"
+    return "form ok" if get("form_ok") else ""
+
+
+def _printable(text: object, limit: int = NOTE_CHARS) -> str:
     text = str(text)
     cut = text[:limit] + ("…" if len(text) > limit else "")
     return "".join(c if c.isprintable() else "?" for c in cut)
@@ -307,7 +324,7 @@ def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:
         if s["questions"]:
             lines += ["| question | points | of | note |", "|---|---|---|---|"]
             for name, q in s["questions"].items():
-                note = "; ".join(_md(m) for m in q["messages"]) or ("correct" if q["score"] == q["possible"] else "")
+                note = "; ".join(_md(m) for m in q["messages"]) or question_note(q)
                 lines.append(f"| {name} | {_fmt(q['score'])} | {_fmt(q['possible'])} | {note} |")
             lines.append("")
     for slug, names in sorted(others.items()):

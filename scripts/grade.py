@@ -258,8 +258,7 @@ def print_report(subs, rep: dict) -> None:
         for m in s.messages:
             print(f"  ! {m}")
         for q in s.questions:
-            note = q.messages[0] if q.messages else ("correct" if q.score == q.possible else
-                                                     "form ok" if q.form_ok else "")  # as the feedback says
+            note = gradebook.question_note(q)  # as the feedback says
             print(f"  {q.name:<8}  {q.score:>6g}  {q.possible:>4g}  {note}")
         print()
     nobody = [s for s in subs if s.login is None]
