@@ -663,3 +663,28 @@ def test_the_console_and_the_feedback_give_each_question_the_same_note(tmp_path,
                 for row in feedback_markdown("eve", [sub.as_dict()]).splitlines() if re.match(r"\| q\d ", row)}
     assert console == feedback, (console, feedback)
     assert feedback["q1"] == "correct" and feedback["q4"] == "form ok" and "not answered" in feedback["q3"]
+
+
+def test_a_gradebook_gradescope_imports(tmp_path):
+    """Gradescope's import: Name, SID, Email, then a column per set (its total after any late
+    penalty), a row per roster student; from grade.py merge too."""
+    from grading.gradebook import write_gradescope_gradebook
+
+    roster = load_roster(SAMPLES / "gradescope" / "roster.csv")
+    rep = report([_sub("ines.ortega", SLUG, 1.0), _sub("ken", SLUG2, 0.5)], pass_mark=0.5, sandbox_line="-",
+                 roster=roster.names)
+    write_gradescope_gradebook(rep, tmp_path / "g.csv", roster)
+    rows = list(csv.reader((tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows == [["Name", "SID", "Email", SLUG, SLUG2],
+                    ["Inés Ortega", "20230017", "ines.ortega@uni.example", f"{P1:g}", "0"],
+                    ["Jo Smith", "20230018", "jo.smith@uni.example", "0", "0"],
+                    ["Ken Nakamura", "20230020", "ken@uni.example", "0", f"{0.5 * P2:g}"]]
+    (tmp_path / "r.csv").write_text("login\na\n")
+    with pytest.raises(ValueError, match="SID or e-mail"):
+        write_gradescope_gradebook(rep, tmp_path / "x.csv", load_roster(tmp_path / "r.csv"))
+    (tmp_path / "rep.json").write_text(json.dumps(rep))
+    proc = subprocess.run([sys.executable, str(GRADE), "merge", str(tmp_path / "rep.json"), "--json",
+                           str(tmp_path / "m.json"), "--gradescope-csv", str(tmp_path / "cli.csv"), "--roster",
+                           str(SAMPLES / "gradescope" / "roster.csv")], capture_output=True, text=True, timeout=120)
+    assert "Gradescope gradebook" in proc.stdout, proc.stdout + proc.stderr
+    assert (tmp_path / "cli.csv").read_text(encoding="utf-8") == (tmp_path / "g.csv").read_text(encoding="utf-8")
