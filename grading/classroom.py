@@ -8,8 +8,9 @@ submission; folders are walked without following links. Only regular files are r
 ``*.ipynb`` is refused with one line, and no message quotes a submission's bytes. An
 nbformat 3 notebook is converted to 4. ``metadata.lanes`` and its ``set`` are used only
 when they have the right types. A chapter's notebook matched to a set by its name (its
-title is a chapter's: :func:`chapter_of`) is refused in one line, not run. Every error while reading or grading one notebook is
-caught and reported for that notebook; the report and gradebook are always written.
+title is a chapter's: :func:`chapter_of`) is refused in one line, not run. Every error
+while reading or grading one notebook is caught and reported for that notebook; the report
+and gradebook are always written.
 
 **Identity comes from the hand-in** (``STUDENT`` in the notebook must agree, but never
 decides): the roster (:mod:`.roster`: keyed on login, LMS user id, e-mail or file name) and
@@ -1122,7 +1123,9 @@ def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = 
         line = why and (f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as {sub.login}'s "
                         "variant (set STUDENT to the token your instructor gave you)")
     by_var, other = cell_errors_by_variable(job.notes[job.k], errors)
-    if why:  # the cells that then failed for want of V are that one line's, not a line each
+    refused_first = data.get("student_set") is False or any(
+        isinstance(e, dict) and _REFUSED.match(str(e.get("error", ""))) for e in errors)
+    if why and refused_first:  # the cells that then failed for want of V are that one line's, not a line each
         other = [m for m in other if not _FROM_STUDENT.search(m)]
         by_var = {v: f"{t} (see the STUDENT line)" if _FROM_STUDENT.match(t) else t for v, t in by_var.items()}
     sub.messages.extend(other[:10])
@@ -1140,6 +1143,9 @@ def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = 
 
 #: What the grader says of a notebook in which no cell sets ``STUDENT``.
 NO_STUDENT = "no cell of the notebook sets STUDENT: was its first code cell, with STUDENT = \"<token>\", deleted?"
+#: How the first code cell refuses a ``STUDENT`` (:class:`lanes.exercises.NotAToken`, or a value
+#: no token can be).
+_REFUSED = re.compile(r"NotAToken: |ValueError: STUDENT must ")
 #: Errors that follow from the first code cell's refusing ``STUDENT`` (or from its absence).
 _FROM_STUDENT = re.compile(r"(?:^|raised )(?:NotAToken: |NameError: name '(?:V|STUDENT|grader)' is not defined)")
 

@@ -103,7 +103,7 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
             elif isinstance(shown, Variant) and shown.slug == slug and shown.student != student:
                 problems.append("V belongs to another STUDENT: run the variant cell again, then "
                                 "rerun your answer cells so they use your variant's numbers")
-            if not token_problem(student) or not student:
+            if not student or not token_problem(student):
                 mine = spec.variant(student)  # the variant the grader grades
         except ValueError as e:
             problems.append(str(e))
@@ -180,8 +180,9 @@ class Checks:
 
     def variant(self, student: object) -> Variant:
         """The variant of ``student`` (the notebook's ``STUDENT``; the default one for ``""``
-        without ``token_required``); :class:`NotAToken` (one line) for a value that is not a course token, such as a token
-        with a character mistyped or a bare login, and for an empty one if ``token_required``."""
+        without ``token_required``); :class:`NotAToken` (one line) for a value that is not a
+        course token, such as a token with a character mistyped or a bare login, and for an
+        empty one if ``token_required``."""
         s = normalise_student(student)
         if not s and self.token_required:
             raise NotAToken(EMPTY_TOKEN)
