@@ -153,8 +153,8 @@ class Choice(Form):
     A student's variant shows the options under two-digit labels (``"37"``; the int ``37`` is
     taken too); the default variant shows them under the key's ``letters`` (``"c"``). Case
     and spaces are ignored. Whether the label is one of *this* variant's needs the variant:
-    the public check (:func:`lanes.exercises.public_check`) refuses a label the notebook's
-    variant does not show, naming the ones it does; to the grader such a label picks no option.
+    the public check and the grader both refuse, as a form problem, a label the variant does
+    not show, naming the ones it does (:meth:`lanes.exercises.Variant.label_problem`).
     """
 
     letters: str = "abcd"

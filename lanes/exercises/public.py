@@ -120,11 +120,10 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
                 problems.append(f"{var} is not defined: run its answer cell first")
             continue
         try:
-            label = form.check(env[var])
-            if var in spec.options and mine is not None and not mine.key_letter(var, label):
-                labels = [f'"{shown}"' for shown, _ in mine.options(var)]
-                raise FormError(f"should be the label of one of your options, {', '.join(labels[:-1])} or "
-                                f"{labels[-1]}, in quotes (print(V) lists them)")
+            value = form.check(env[var])
+            foreign = mine.label_problem(var, value) if mine is not None and var in spec.options else None
+            if foreign:
+                raise FormError(foreign)
         except FormError as e:
             problems.append(f"{var} {e}")
     if problems:

@@ -258,6 +258,16 @@ class Variant:
                 return next((key for shown, key, _ in rows if shown == letter), "")
         return letter
 
+    def label_problem(self, var: str, label: str) -> str | None:
+        """Why ``label`` (a checked :class:`~lanes.exercises.forms.Choice` answer) picks none of the
+        options this variant shows for ``var``, in the words of a form problem; ``None`` when it
+        picks one, or when ``var`` is not shuffled. The public check and the grader both say it."""
+        if not any(v == var for v, _ in object.__getattribute__(self, "choices")) or self.key_letter(var, label):
+            return None
+        labels = [f'"{shown}"' for shown, _ in self.options(var)]
+        return (f"should be the label of one of your options, {', '.join(labels[:-1])} or {labels[-1]}, "
+                "in quotes (print(V) lists them)")
+
     def shown_letter(self, var: str, key_letter: str) -> str:
         """The letter this variant shows for the option the key calls ``key_letter`` (the inverse of
         :meth:`key_letter`; unchanged if ``var`` is not shuffled)."""

@@ -478,3 +478,21 @@ def test_a_chapter_notebook_handed_in_as_another_set_is_one_line_and_not_run(tmp
     assert s.assignment == SLUG and s.seconds == 0, s
     assert s.messages == [f"this is chapter 03's notebook, not set 01's: hand in the set notebook, "
                           f"exercises/{SLUG}/set_{SLUG}.ipynb; every question scores 0"], s.messages
+
+
+def test_the_grader_and_the_public_check_refuse_the_same_foreign_label():
+    """A label this variant does not show (a letter of the default variant, another variant's
+    number) is a form problem to the grader as to the public check, in the same words."""
+    from lanes.exercises import public_check
+    from lanes.exercises.public import CheckFailed
+
+    token = student_token("alice", TEST_SECRET)
+    v = get_set(SLUG).variant(token)
+    mine = [label for label, _ in v.options("q4_choice")]
+    for foreign in ("b", next(str(n) for n in range(10, 100) if str(n) not in mine)):
+        res = grade_answers(get_set(SLUG), None, token, {"answers": {"q4_choice": foreign}})
+        assert res["q4"]["form_ok"] is False
+        with pytest.raises(CheckFailed) as e:
+            public_check(SLUG, "q4", {"STUDENT": token, "q4_choice": foreign})
+        assert res["q4"]["messages"] == [str(e.value)] and all(f'"{x}"' in str(e.value) for x in mine)
+    assert grade_answers(get_set(SLUG), None, token, {"answers": {"q4_choice": mine[0]}})["q4"]["form_ok"] is True
