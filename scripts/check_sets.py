@@ -48,7 +48,8 @@ def check_notebook(path: pathlib.Path) -> tuple[int, list[str]]:
     nb = json.loads(path.read_text(encoding="utf-8"))
     slug = set_of(nb)
     if slug is None:
-        return 1, [f"{path}: not a set notebook (its metadata names no set): hand in exercises/NN_slug/set_NN_slug.ipynb"]
+        return 1, [f"{path}: not a set notebook (its metadata names no set): hand in "
+                   "exercises/NN_slug/set_NN_slug.ipynb"]
     cells = ["".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
              for c in nb.get("cells", []) if c.get("cell_type") == "code"]
     typed = next((m.group(2) for m in map(_STUDENT.search, cells) if m), None)

@@ -404,8 +404,8 @@ def _main(argv: list[str] | None = None) -> int:
         args.roster_table = roster
         if args.canvas_csv is not None and (roster is None or not any("ID" in c for c in roster.lms.values())):
             raise ValueError("--canvas-csv needs --roster with Canvas's ID column (the gradebook Canvas exports)")
-        if args.gradescope_csv is not None and (roster is None or not (any("@" in k for k in roster.keys)
-                                                                       or any("SID" in c for c in roster.lms.values()))):
+        if args.gradescope_csv is not None and (roster is None or not (
+                any("@" in k for k in roster.keys) or any("SID" in c for c in roster.lms.values()))):
             raise ValueError("--gradescope-csv needs --roster with the students' SIDs or e-mails (the roster "
                              "Gradescope exports)")
         if args.moodle_csv is not None and (roster is None or not any("@" in k for k in roster.keys)):

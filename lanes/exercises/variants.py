@@ -43,7 +43,8 @@ NOT_A_TOKEN = "this is not a valid course token: check it against the one your i
 EMPTY_TOKEN = ("STUDENT is empty: type the course token your instructor gave you between the quotes "
                "(such as \"jdoe42-k7f3q2\"), then run this cell again")
 #: What the public check and the grader say when no cell sets ``STUDENT`` (one line).
-MISSING_TOKEN = "STUDENT is not set: the first code cell, which holds STUDENT = \"<your token>\", was deleted or not run"
+MISSING_TOKEN = ("STUDENT is not set: the first code cell, which holds STUDENT = \"<your token>\", "
+                 "was deleted or not run")
 #: The secret of the test suite: public, so grading refuses it outside the tests.
 TEST_SECRET = "lanes-test-secret-not-for-grading"
 CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: 31 characters, a prime
