@@ -40,7 +40,7 @@ _SKIP = re.compile(r"^\s*(?:#[^\n]*\n\s*)*(?:import otter\s*\n\s*grader\s*=\s*ot
 
 def _first_line(ename: str, evalue: str) -> str:
     lines = str(evalue).strip().splitlines()
-    return f"{ename}: {lines[0][:160]}" if lines else ename
+    return f"{ename}: {lines[0][:160]}{'…' if len(lines[0]) > 160 else ''}" if lines else ename
 
 
 def export(namespace: dict, path: str, slug: str, errors: list) -> None:

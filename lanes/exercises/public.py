@@ -60,7 +60,7 @@ def _register_with_ipython() -> None:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text[0][:160]}{'…' if len(text[0]) > 160 else ''}" if text else type(exc).__name__
 
 
 def last_error_in_cell_assigning(var: str) -> str | None:

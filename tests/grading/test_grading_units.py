@@ -496,3 +496,21 @@ def test_the_grader_and_the_public_check_refuse_the_same_foreign_label():
             public_check(SLUG, "q4", {"STUDENT": token, "q4_choice": foreign})
         assert res["q4"]["messages"] == [str(e.value)] and all(f'"{x}"' in str(e.value) for x in mine)
     assert grade_answers(get_set(SLUG), None, token, {"answers": {"q4_choice": mine[0]}})["q4"]["form_ok"] is True
+
+
+def test_a_long_error_of_a_cell_is_cut_with_an_ellipsis_in_the_box_and_in_the_check(tmp_path):
+    """The first line of a long error is kept to 160 characters, and says it was cut."""
+    from lanes.exercises import public
+
+    cells = ["raise ValueError('word ' * 60)"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": "c0", "metadata": {}, "source": cells[0], "outputs": [],
+                     "execution_count": None}]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    boot = (f"import sys, runpy; sys.path[:0] = {[str(ROOT)]!r}; "
+            "runpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
+    subprocess.run([sys.executable, "-E", "-s", "-c", boot, str(tmp_path / "nb.ipynb"), str(tmp_path / "out.json"),
+                    SLUG], check=True, timeout=120, cwd=tmp_path)
+    (error,) = json.loads((tmp_path / "out.json").read_text())["errors"]
+    assert error["error"] == "ValueError: " + ("word " * 60)[:160] + "…", error
+    assert public._first_line(ValueError("word " * 60)) == error["error"]
