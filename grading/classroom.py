@@ -7,8 +7,10 @@ submission; folders are walked without following links. Only regular files are r
 (``O_NOFOLLOW``, at most :data:`MAX_NOTEBOOK_BYTES`): a link, FIFO, device or folder named
 ``*.ipynb`` is refused with one line, and no message quotes a submission's bytes. An
 nbformat 3 notebook is converted to 4. ``metadata.lanes`` and its ``set`` are used only
-when they have the right types. Every error while reading or grading one notebook is
-caught and reported for that notebook; the report and gradebook are always written.
+when they have the right types. A chapter's notebook matched to a set by its name (its
+title is a chapter's: :func:`chapter_of`) is refused in one line, not run. Every error
+while reading or grading one notebook is caught and reported for that notebook; the report
+and gradebook are always written.
 
 **Identity comes from the hand-in** (``STUDENT`` in the notebook must agree, but never
 decides): the roster (:mod:`.roster`: keyed on login, LMS user id, e-mail or file name) and
@@ -56,7 +58,7 @@ from lanes.exercises.variants import check_login, normalise_student, student_tok
 from . import sandbox
 from .runner import MAX_ANSWERS_BYTES  # (the box's server sends at most that much of a notebook's answers)
 from .deadlines import Deadlines
-from .gradebook import feedback_markdown, merge, report, write_feedback, write_gradebook
+from .gradebook import NOTE_CHARS, feedback_markdown, merge, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
 from .roster import Roster, load_roster
 
@@ -180,8 +182,10 @@ class Submission:
 
 
 def _clean(text: object, limit: int = 200) -> str:
-    """Text made safe to print: no control characters or escapes, bounded."""
-    return "".join(c if c.isprintable() else "?" for c in str(text)[:limit])
+    """Text made safe to print: no control characters or escapes, bounded (a cut one ends in "…")."""
+    text = str(text)
+    cut = text[:limit] + ("…" if len(text) > limit else "")
+    return "".join(c if c.isprintable() else "?" for c in cut)
 
 
 def shown(name: object) -> str:
@@ -424,6 +428,39 @@ def match_assignment(path: pathlib.Path, nb, known, messages: list, how: list | 
     return None
 
 
+#: The chapters' notebooks, whose titles tell a chapter handed in as a set (this checkout's).
+CHAPTERS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def _title(nb) -> str:
+    """The first line of a notebook's first markdown cell, lower-cased, without the ``#``s."""
+    for cell in nb.get("cells") or ():
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+            source = cell.get("source")
+            source = "".join(source) if isinstance(source, list) else str(source)
+            lines = source.strip().splitlines()
+            return lines[0].lstrip("#").strip().lower()[:200] if lines else ""
+    return ""
+
+
+_CHAPTER_TITLES: dict | None = None
+
+
+def chapter_of(nb) -> str | None:
+    """The number (``"03"``) of the chapter whose notebook ``nb`` is, by its title; ``None`` when it
+    is none of :data:`CHAPTERS` (read once per run; none when the folder is missing)."""
+    global _CHAPTER_TITLES
+    if _CHAPTER_TITLES is None:
+        _CHAPTER_TITLES = {}
+        for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb")):
+            try:
+                _CHAPTER_TITLES.setdefault(_title(json.loads(path.read_text(encoding="utf-8"))), path.name[:2])
+            except (OSError, ValueError):
+                continue
+        _CHAPTER_TITLES.pop("", None)
+    return _CHAPTER_TITLES.get(_title(nb))
+
+
 # --------------------------------------------------------------------------- identity
 
 
@@ -623,6 +660,11 @@ def grade(paths: list, *, solutions: pathlib.Path | None, limits: sandbox.Limits
                 if problem:
                     sub.status = REFUSED if problem.startswith("refused") else NOT_A_NOTEBOOK
                     sub.messages.append(problem)
+                elif sub.matched != "metadata" and sub.assignment and chapter_of(nb):
+                    sub.status = REFUSED  # not run: its cells would only fail, a line each
+                    sub.messages.append(f"this is chapter {chapter_of(nb)}'s notebook, not set {sub.assignment[:2]}'s: "
+                                        f"hand in the set notebook, exercises/{sub.assignment}/set_{sub.assignment}"
+                                        ".ipynb")
                 elif sub.assignment is None:
                     sub.status = UNKNOWN
                     sub.messages.append(f"cannot tell which exercise set this is (known: {', '.join(sorted(known))})")
@@ -1059,25 +1101,36 @@ def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = 
     answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
     refused = data.get("refused") if isinstance(data.get("refused"), dict) else {}
     errors = data.get("errors") if isinstance(data.get("errors"), list) else []
-    by_var, other = cell_errors_by_variable(job.notes[job.k], errors)
-    sub.messages.extend(other[:10])
     own = data.get("student")
     sub.notebook_student = _clean(own, 60) if type(own) is str else None
+    why = NO_STUDENT if data.get("student_set") is False else None
     if solutions is None:  # practice feedback: the notebook's own STUDENT, if it is a valid one
         try:
             who = normalise_student(own)
         except ValueError:
             who = ""
+        refusal = next((str(e["error"]) for e in errors if isinstance(e, dict)
+                        and str(e.get("error", "")).startswith("NotAToken: ")), None)
+        why = why or (f"the first code cell refused STUDENT ({_clean(refusal[11:])})" if refusal else None)
+        line = why
     else:
         who = student_token(sub.login, secret)
         try:
             mine = normalise_student(own)
         except ValueError:
             mine = None
-        why = token_mismatch(mine, sub.login, secret)
-        if why:
-            sub.messages.append(f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as "
-                                f"{sub.login}'s variant (set STUDENT to the token your instructor gave you)")
+        why = why or token_mismatch(mine, sub.login, secret)
+        line = why and (f"STUDENT in the notebook is not {sub.login}'s token ({why}): graded as {sub.login}'s "
+                        "variant (set STUDENT to the token your instructor gave you)")
+    by_var, other = cell_errors_by_variable(job.notes[job.k], errors)
+    refused_first = data.get("student_set") is False or any(
+        isinstance(e, dict) and _REFUSED.match(str(e.get("error", ""))) for e in errors)
+    if why and refused_first:  # the cells that then failed for want of V are that one line's, not a line each
+        other = [m for m in other if not _FROM_STUDENT.search(m)]
+        by_var = {v: f"{t} (see the STUDENT line)" if _FROM_STUDENT.match(t) else t for v, t in by_var.items()}
+    sub.messages.extend(other[:10])
+    if line:
+        sub.messages.append(line)
     sub.student = who
     ready = {"id": id(sub), "slug": sub.assignment, "student": who,
              "answers": {k: v for k, v in answers.items() if k in spec.variables},
@@ -1086,6 +1139,15 @@ def _finish_step1(job: _Job, rc, limits, solutions, secret, raw: bytes | None = 
     json.dumps(ready)  # the judge's input must encode: a value that does not fails here, alone
     ready["sub"] = sub
     return ready
+
+
+#: What the grader says of a notebook in which no cell sets ``STUDENT``.
+NO_STUDENT = "no cell of the notebook sets STUDENT: was its first code cell, with STUDENT = \"<token>\", deleted?"
+#: How the first code cell refuses a ``STUDENT`` (:class:`lanes.exercises.NotAToken`, or a value
+#: no token can be).
+_REFUSED = re.compile(r"NotAToken: |ValueError: STUDENT must ")
+#: Errors that follow from the first code cell's refusing ``STUDENT`` (or from its absence).
+_FROM_STUDENT = re.compile(r"(?:^|raised )(?:NotAToken: |NameError: name '(?:V|STUDENT|grader)' is not defined)")
 
 
 def _start_step2(box, batch: list, who: str, solutions, secret, hide, deadline_s) -> _Job | None:
@@ -1123,5 +1185,5 @@ def _finish_step2(job: _Job) -> None:
         for q in sub.questions:
             r = res["questions"].get(q.name, {})
             q.score = float(r.get("score", 0.0))
-            q.messages.extend(_clean(m) for m in r.get("messages", []))
+            q.messages.extend(_clean(m, NOTE_CHARS) for m in r.get("messages", []))
             q.form_ok = bool(r.get("form_ok"))

@@ -27,6 +27,11 @@ A set's column is the roster's assignment column whose name starts with the set'
 (``03 Headroom (5512)`` for ``03_headroom``), so that Canvas updates that assignment;
 otherwise it is named by the set's slug (Canvas then makes a new assignment of it).
 
+**Gradescope gradebook** (:func:`write_gradescope_gradebook`, ``--gradescope-csv``): what
+Gradescope's score import takes: ``Name``, ``SID`` and ``Email`` from the roster (its
+roster export; rows are matched by SID or e-mail), and one column per set, named by its
+slug, holding the set's total after any late penalty.
+
 **Moodle gradebook** (:func:`write_moodle_gradebook`, ``--moodle-csv``): what Moodle's
 *Import > CSV file* maps: ``Email address`` (map it to the user's e-mail), the
 ``Username`` (the login), and one column per set (map each to its grade item).
@@ -42,9 +47,9 @@ import re
 
 from lanes.exercises.registry import get_set
 
-__all__ = ["report", "totals", "merge", "safe_cell", "write_gradebook", "write_canvas_gradebook", "write_moodle_gradebook",
-           "feedback_markdown",
-           "write_feedback"]
+__all__ = ["NOTE_CHARS", "feedback_markdown", "merge", "question_note", "report", "safe_cell", "totals",
+           "write_canvas_gradebook", "write_feedback", "write_gradebook", "write_gradescope_gradebook",
+           "write_moodle_gradebook"]
 
 #: The feedback folder's list of the files the last run wrote there (removed when no longer written).
 MANIFEST = ".lanes-feedback.json"
@@ -264,7 +269,49 @@ def write_moodle_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def _printable(text: object, limit: int = 500) -> str:
+#: The longest note (a message of the judge) the report and the feedback keep; a longer one is
+#: cut there and ends in an ellipsis.
+NOTE_CHARS = 500
+
+
+def question_note(q) -> str:
+    """What the console and the feedback say of a graded question (a ``classroom.Question`` or its
+    report entry): its messages, else "correct" at full points, else "form ok" where only the
+    answers' form is known to be right, else nothing."""
+    get = q.get if isinstance(q, dict) else lambda k: getattr(q, k)
+    if get("messages"):
+        return "; ".join(get("messages"))
+    if get("score") == get("possible"):
+        return "correct"
+    return "form ok" if get("form_ok") else ""
+
+
+def write_gradescope_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
+    """The Gradescope import CSV of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
+    gives neither an SID nor an e-mail (Gradescope matches an import's rows by one of them)."""
+    emails: dict = {}
+    for key, login in (roster.keys.items() if roster is not None else ()):
+        if "@" in key:
+            emails.setdefault(login, key)
+    sids = {login: cells["SID"] for login, cells in (roster.lms.items() if roster is not None else ())
+            if cells.get("SID")}
+    if not emails and not sids:
+        raise ValueError("--gradescope-csv needs --roster with an SID or e-mail column (Gradescope matches "
+                         "students by them): use the roster Gradescope exports")
+    sets = rep["sets"]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["Name", "SID", "Email"] + sets)
+    for login, entry in rep["class"].items():
+        w.writerow([safe_cell(c) for c in [roster.names.get(login) or entry["name"], sids.get(login, ""),
+                                           emails.get(login, "")]
+                    + [_fmt(entry["sets"][slug]["score"]) for slug in sets]])
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def _printable(text: object, limit: int = NOTE_CHARS) -> str:
     text = str(text)
     cut = text[:limit] + ("…" if len(text) > limit else "")
     return "".join(c if c.isprintable() else "?" for c in cut)
@@ -307,7 +354,7 @@ def feedback_markdown(login: str, subs: list, entry: dict | None = None) -> str:
         if s["questions"]:
             lines += ["| question | points | of | note |", "|---|---|---|---|"]
             for name, q in s["questions"].items():
-                note = "; ".join(_md(m) for m in q["messages"]) or ("correct" if q["score"] == q["possible"] else "")
+                note = "; ".join(_md(m) for m in q["messages"]) or question_note(q)
                 lines.append(f"| {name} | {_fmt(q['score'])} | {_fmt(q['possible'])} | {note} |")
             lines.append("")
     for slug, names in sorted(others.items()):

@@ -120,9 +120,13 @@ def grade_answers(spec: SetSpec, key: ModuleType | None, student: str, exported:
         for var, form in q.answers:
             if var in raw:
                 try:
-                    checked[var] = form.check_plain(to_plain(raw[var], form.describe()))
+                    value = form.check_plain(to_plain(raw[var], form.describe()))
                     if var in spec.options:  # the letter as this variant shows it -> the key's letter
-                        checked[var] = variant.key_letter(var, checked[var])
+                        foreign = variant.label_problem(var, value)
+                        if foreign:  # as the public check says it
+                            raise FormError(foreign)
+                        value = variant.key_letter(var, value)
+                    checked[var] = value
                     continue
                 except FormError as e:
                     problems[var] = f"{var} {e}"

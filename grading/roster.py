@@ -80,8 +80,8 @@ class Roster:
     ``by_name`` maps :func:`name_key` of a name -> login, or ``None`` when two students
     share that name; ``github`` maps a case-folded GitHub username -> login; ``problems``
     holds one line per skipped row; ``lms`` maps login -> the row's cells under Canvas's
-    identity columns (:data:`CANVAS_IDENTITY`, as the file wrote them), what a Canvas
-    gradebook import needs back; ``headers`` the file's header row as written.
+    identity columns (:data:`CANVAS_IDENTITY`, as the file wrote them) and Gradescope's
+    ``SID``, what a Canvas or Gradescope gradebook import needs back; ``headers`` the file's header row as written.
     """
 
     names: dict
@@ -129,7 +129,7 @@ def load_roster(path: pathlib.Path) -> Roster:
         raise ValueError(f"roster {path}: empty (a header row with 'login' and a row per student)")
     written = tuple(h.strip() for h in header)
     header = [" ".join(nfc(h).casefold().split()) for h in header]
-    identity = {c: _column(header, (c.lower(),)) for c in CANVAS_IDENTITY}
+    identity = {c: _column(header, (c.lower(),)) for c in (*CANVAS_IDENTITY, "SID")}  # (Gradescope's SID)
     canvas = "sis login id" in header or "login id" in header
     login_col = _column(header, LOGIN_COLS[:-1] if canvas else LOGIN_COLS)
     github_col = _column(header, GITHUB_COLS)

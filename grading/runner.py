@@ -19,7 +19,7 @@ that is not plain Python (a magic, a shell escape, top-level ``await``) or a cal
 Importing IPython costs about as much CPU as a short set's own work, and most notebooks
 never need it. A cell that raises (``SystemExit`` included) is recorded (its index and the
 exception's first line) and execution goes on. Then the set's answer variables (and
-``STUDENT``) are converted with :func:`lanes.exercises.forms.to_plain` and written to
+``STUDENT``, and whether any cell set it) are converted with :func:`lanes.exercises.forms.to_plain` and written to
 ``OUT_JSON``. Nothing this process writes is trusted: the grader reads the JSON as data and
 checks every value again.
 """
@@ -40,7 +40,7 @@ _SKIP = re.compile(r"^\s*(?:#[^\n]*\n\s*)*(?:import otter\s*\n\s*grader\s*=\s*ot
 
 def _first_line(ename: str, evalue: str) -> str:
     lines = str(evalue).strip().splitlines()
-    return f"{ename}: {lines[0][:160]}" if lines else ename
+    return f"{ename}: {lines[0][:160]}{'…' if len(lines[0]) > 160 else ''}" if lines else ename
 
 
 def export(namespace: dict, path: str, slug: str, errors: list) -> None:
@@ -61,7 +61,7 @@ def export(namespace: dict, path: str, slug: str, errors: list) -> None:
                 refused[var] = f"could not be read ({type(e).__name__})"
     student = namespace.get("STUDENT", "")
     data = {"answers": answers, "refused": refused, "errors": errors,
-            "student": student if type(student) is str else None}
+            "student": student if type(student) is str else None, "student_set": "STUDENT" in namespace}
     text = json.dumps(data)
     folder = os.path.dirname(path)
     if folder == ANSWERS:  # the box's answers file system is for this file alone: room for it

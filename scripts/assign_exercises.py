@@ -25,8 +25,8 @@ copy is still graded. It needs no Otter and no ``tests/`` folder: Otter's init c
 (which sat above the title, and without which ``grader.check`` raised NameError) is
 removed, and the master's ``STUDENT`` cell and variant cell become **one first code
 cell** (:func:`first_cell`): the student types the token and runs that cell, which sets
-``grader = lanes.exercises.Checks(slug)`` and refuses a value that is not a course token
-(``V = grader.variant(STUDENT)``); ``grader.check("qN")`` then says what it checked, never
+``grader = lanes.exercises.Checks(slug)`` and refuses a value that is not a course token,
+an empty one included (``V = grader.variant(STUDENT)``); ``grader.check("qN")`` then says what it checked, never
 "passed". The master's questions and points must match the set's spec in
 ``lanes/exercises/sets/``; the answer key ``solutions/NN_slug/key.py`` never leaves
 ``solutions/``. Grading does not use Otter's autograder: see ``scripts/grade.py``.
@@ -154,6 +154,20 @@ TOKEN_COMMENT = ('# Type your course token between the quotes (e.g. "jdoe42-k7f3
 #: What the master's title cell says of the two cells, and what the student's says of the one.
 _TWO_CELLS = re.compile(r"between the quotes in the `STUDENT` cell, then run the cell\s+after it:")
 ONE_CELL = "between the quotes in the first code cell, `STUDENT = \"\"`,\nand run that cell:"
+#: What the master's title cell says of the default variant's labels, which a student's notebook
+#: never shows (it refuses an empty STUDENT), and what the student's says instead.
+_DEFAULT_LABELS = re.compile(r' \(the default variant labels its options `"a"` to `"d"`\)\.')
+OWN_LABELS = "; the check refuses a label that is not one of yours."
+
+
+#: The title cell's last paragraph: what a student hands in, and how (``{file}``: :func:`student_file`).
+HAND_IN = """**How to hand it in.** Hand in this notebook file, `{file}`, and keep its name (the
+grader knows the set from the file itself, but your instructor reads the name). Before you do:
+your token is between the quotes of `STUDENT` in the first code cell; *Kernel > Restart Kernel
+and Run All Cells* runs every cell from the top without an error; and every `grader.check("qN")`
+cell says "form ok". Then upload the file to this set's assignment in your course's LMS (or
+commit and push it, in a GitHub Classroom repository), as your instructor says. The grader runs
+the notebook again from the top for your variant, so only what its cells compute counts."""
 
 
 def student_file(slug: str) -> str:
@@ -164,17 +178,20 @@ def student_file(slug: str) -> str:
     return f"set_{slug}.ipynb"
 
 
-def first_cell(student: str, variant: str) -> str:
+def first_cell(student: str, variant: str, *, token_required: bool = True) -> str:
     """The student's first code cell, made from the master's ``STUDENT`` cell and variant cell.
 
     :data:`TOKEN_COMMENT`, the ``STUDENT = ...`` line, then the variant cell's code with
     ``grader = lanes.exercises.Checks(slug)`` and ``V = grader.variant(STUDENT)`` in place of
-    ``V = lanes.exercises.variant(slug, STUDENT)`` (its leading comment dropped).
+    ``V = lanes.exercises.variant(slug, STUDENT)`` (its leading comment dropped). The student's
+    ``Checks`` refuses an empty ``STUDENT``; with ``token_required=False`` (the filled-in
+    solutions, which work the default variant) it is ``Checks(slug, token_required=False)``.
     """
     token = re.search(r"^STUDENT = .*$", student, re.M).group(0)
     code = re.sub(r"\A(?:#[^\n]*\n)+", "", variant)
+    flag = "" if token_required else ", token_required=False"
     code = re.sub(r"^V = lanes\.exercises\.variant\((\"[0-9a-z_]+\"), STUDENT\)$",
-                  lambda m: f"grader = lanes.exercises.Checks({m.group(1)})\nV = grader.variant(STUDENT)",
+                  lambda m: f"grader = lanes.exercises.Checks({m.group(1)}{flag})\nV = grader.variant(STUDENT)",
                   code, count=1, flags=re.M)
     return f"{TOKEN_COMMENT}{token}\n\n{code}"
 
@@ -183,19 +200,25 @@ def _is_otter_init(cell) -> bool:
     return cell.cell_type == "code" and "otter.Notebook(" in cell.source and "import otter" in cell.source
 
 
-def student_notebook(nb, slug: str) -> None:
+def student_notebook(nb, slug: str, *, token_required: bool = True) -> None:
     """Mark the set in the metadata, drop Otter's init cell, and make the ``STUDENT`` cell and
-    the variant cell one first code cell (:func:`first_cell`); the title cell says so."""
+    the variant cell one first code cell (:func:`first_cell`, ``token_required`` passed on);
+    the title cell says so, and ends with :data:`HAND_IN`."""
     nb.metadata["lanes"] = {"set": slug}
     nb.cells = [cell for cell in nb.cells if not _is_otter_init(cell)]
     code = [c for c in nb.cells if c.cell_type == "code"]
     if len(code) >= 2 and re.search(r"^STUDENT = ", code[0].source, re.M) \
             and re.search(r"^V = .*STUDENT\)$", code[1].source, re.M):
-        code[0].source = first_cell(code[0].source, code[1].source)
+        code[0].source = first_cell(code[0].source, code[1].source, token_required=token_required)
         nb.cells.remove(code[1])
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = _TWO_CELLS.sub(ONE_CELL, cell.source)
+            if token_required:
+                cell.source = _DEFAULT_LABELS.sub(OWN_LABELS, cell.source)
+    title = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    if title is not None and "**How to hand it in.**" not in title.source:
+        title.source = title.source.rstrip("\n") + "\n\n" + HAND_IN.format(file=student_file(slug))
 
 
 def normalise_students(out_root: pathlib.Path = EXERCISES) -> list[pathlib.Path]:
@@ -244,7 +267,7 @@ def solution_notebook(master: pathlib.Path, student: str = ""):
             cell = nbformat.v4.new_code_cell(src)
         cells.append(cell)
     out = nbformat.v4.new_notebook(cells=cells, metadata=dict(nb.metadata))
-    student_notebook(out, master.stem)
+    student_notebook(out, master.stem, token_required=False)
     return out
 
 
@@ -271,7 +294,7 @@ def assign_one(master: pathlib.Path, out_root: pathlib.Path, ag_root: pathlib.Pa
         # The solutions notebook in student layout (answers filled in, tests
         # removed): what a perfect submission looks like.  Build folder only.
         sol = nbformat.read(dist / "autograder" / f"{slug}.ipynb", as_version=4)
-        student_notebook(sol, slug)
+        student_notebook(sol, slug, token_required=False)
         normalize(sol, keep_outputs=False)
         (ag_root / "solutions").mkdir(parents=True, exist_ok=True)
         nbformat.write(sol, ag_root / "solutions" / f"{slug}.ipynb")

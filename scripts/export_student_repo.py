@@ -12,10 +12,15 @@ instructor-only grading tests and workflows. The **public** repository,
 at, and what students fork), is the export: push DEST there.
 
 Only files git tracks are exported (so nothing git ignores, such as the secret or build
-folders), minus :data:`PRIVATE`. Afterwards the export is checked: no ``key.py``, no notebook
-with solution markers, no file holding the course secret; any finding stops with status 2.
-The export's own tests run there as they run here (those that need ``solutions/`` or
-``grading/`` skip, saying so); a student's check is the public one in each set notebook.
+folders), minus :data:`PRIVATE`. Then the files under :data:`STUDENT_SIDE`
+(``scripts/student_repo/``) are written over the export at the same paths: the ``README.md``
+and ``book/grading.md`` that speak to students (how to open, work, check and hand in a set,
+and what the grader does with it) in place of the instructor's, and the students' own
+workflow ``.github/workflows/check.yml``, which runs ``scripts/check_sets.py`` (the public
+form checks of every set started) on each push. Afterwards the export is checked: no
+``key.py``, no notebook with solution markers, no file holding the course secret; any
+finding stops with status 2. The export's own tests run there as they run here (those that
+need ``solutions/`` or ``grading/`` skip, saying so).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: Paths (files or folders, relative to the root) that never leave the instructor's repository.
 PRIVATE = (
     "solutions",
+    "scripts/student_repo",  # written over the export (STUDENT_SIDE), not copied as it is
     ".lanes-course-secret",
     # the grading package and what runs or tests it: a student's repository neither needs
     # nor runs it (the public checks are lanes.exercises'); tests that share files with the
@@ -51,6 +57,10 @@ PRIVATE = (
     "tests/lms_samples",
     "tests/grading",
 )
+
+#: Files written over the export at the same relative paths (the students' README, book/grading.md
+#: and check workflow).
+STUDENT_SIDE = ROOT / "scripts" / "student_repo"
 
 #: Text that marks a master notebook (Otter Assign's solution markers).
 MARKERS = ("# BEGIN SOLUTION", "# END SOLUTION")
@@ -118,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, out)
         kept += 1
+    for src in sorted(p for p in STUDENT_SIDE.rglob("*") if p.is_file() and not p.is_symlink()):
+        out = dest / src.relative_to(STUDENT_SIDE)
+        kept += not out.exists()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, out)
     found = problems(dest, secret)
     if found:
         print("export_student_repo.py: the export is not public-safe:\n  " + "\n  ".join(found[:20]), file=sys.stderr)

@@ -194,6 +194,10 @@ def _write_outputs(rep: dict, args) -> None:
         note = _replacing(args.canvas_csv)
         gradebook.write_canvas_gradebook(rep, args.canvas_csv, args.roster_table)
         print(f"Canvas gradebook (for its Import): {args.canvas_csv}{note}")
+    if getattr(args, "gradescope_csv", None):
+        note = _replacing(args.gradescope_csv)
+        gradebook.write_gradescope_gradebook(rep, args.gradescope_csv, args.roster_table)
+        print(f"Gradescope gradebook (for its score import): {args.gradescope_csv}{note}")
     if getattr(args, "moodle_csv", None):
         note = _replacing(args.moodle_csv)
         gradebook.write_moodle_gradebook(rep, args.moodle_csv, args.roster_table)
@@ -212,9 +216,12 @@ def cmd_merge(argv: list[str]) -> int:
     ap.add_argument("--feedback", type=pathlib.Path)
     ap.add_argument("--canvas-csv", type=pathlib.Path, help="also write a gradebook Canvas imports (needs --roster: "
                     "Canvas's gradebook export)")
+    ap.add_argument("--gradescope-csv", type=pathlib.Path, help="also write a gradebook Gradescope imports (needs "
+                    "--roster with SIDs or e-mails)")
     ap.add_argument("--moodle-csv", type=pathlib.Path, help="also write a gradebook Moodle imports (needs --roster "
                     "with e-mails)")
-    ap.add_argument("--roster", type=pathlib.Path, help="the class roster, for --canvas-csv and --moodle-csv")
+    ap.add_argument("--roster", type=pathlib.Path, help="the class roster, for --canvas-csv, --gradescope-csv and "
+                    "--moodle-csv")
     ap.add_argument("--pass-mark", type=float, help="exit 1 below this fraction (default: the shards' own)")
     args = ap.parse_args(argv)
     try:
@@ -223,6 +230,8 @@ def cmd_merge(argv: list[str]) -> int:
             raise ValueError("--canvas-csv needs --roster (Canvas's gradebook export, with its ID column)")
         if args.moodle_csv is not None and args.roster_table is None:
             raise ValueError("--moodle-csv needs --roster (with the students' e-mails)")
+        if args.gradescope_csv is not None and args.roster_table is None:
+            raise ValueError("--gradescope-csv needs --roster (with the students' SIDs or e-mails)")
         rep = classroom.merge([json.loads(p.read_text()) for p in args.reports])
         if args.pass_mark is not None:
             rep["pass_mark"] = args.pass_mark
@@ -258,8 +267,7 @@ def print_report(subs, rep: dict) -> None:
         for m in s.messages:
             print(f"  ! {m}")
         for q in s.questions:
-            note = q.messages[0] if q.messages else ("correct" if q.score == q.possible else
-                                                     "form ok" if q.form_ok else "")  # as the feedback says
+            note = gradebook.question_note(q)  # as the feedback says
             print(f"  {q.name:<8}  {q.score:>6g}  {q.possible:>4g}  {note}")
         print()
     nobody = [s for s in subs if s.login is None]
@@ -367,6 +375,8 @@ def _main(argv: list[str] | None = None) -> int:
     ap.add_argument("--feedback", type=pathlib.Path, help="also write a markdown file per student here")
     ap.add_argument("--canvas-csv", type=pathlib.Path, help="also write a gradebook Canvas imports here (needs "
                     "--roster: Canvas's gradebook export)")
+    ap.add_argument("--gradescope-csv", type=pathlib.Path, help="also write a gradebook Gradescope imports here "
+                    "(needs --roster with SIDs or e-mails)")
     ap.add_argument("--moodle-csv", type=pathlib.Path, help="also write a gradebook Moodle imports here (needs "
                     "--roster with e-mails)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -396,6 +406,10 @@ def _main(argv: list[str] | None = None) -> int:
         args.roster_table = roster
         if args.canvas_csv is not None and (roster is None or not any("ID" in c for c in roster.lms.values())):
             raise ValueError("--canvas-csv needs --roster with Canvas's ID column (the gradebook Canvas exports)")
+        if args.gradescope_csv is not None and (roster is None or not (
+                any("@" in k for k in roster.keys) or any("SID" in c for c in roster.lms.values()))):
+            raise ValueError("--gradescope-csv needs --roster with the students' SIDs or e-mails (the roster "
+                             "Gradescope exports)")
         if args.moodle_csv is not None and (roster is None or not any("@" in k for k in roster.keys)):
             raise ValueError("--moodle-csv needs --roster with the students' e-mails (Moodle's import matches by them)")
         if not args.forms_only:

@@ -4,7 +4,7 @@ The top-most part of the package: it may import every other part. In a set noteb
 
     STUDENT = "jdoe42-k7f3q2"                       # the course token (a check character ends it)
     grader = lanes.exercises.Checks("01_slots_and_littles_law")
-    V = grader.variant(STUDENT)   # refuses a mistyped token; the parameters as V.<name>
+    V = grader.variant(STUDENT)   # refuses a mistyped or empty token; the parameters as V.<name>
     grader.check("q1")            # the form of q1's answer (values are graded by the instructor)
 
 See ``solutions/AUTHORING.md`` for how a set is written and graded.

@@ -152,8 +152,9 @@ class Choice(Form):
 
     A student's variant shows the options under two-digit labels (``"37"``; the int ``37`` is
     taken too); the default variant shows them under the key's ``letters`` (``"c"``). Case
-    and spaces are ignored. Whether the label is one of *this* variant's is the grader's
-    business: a label of another variant, or a letter, picks no option there.
+    and spaces are ignored. Whether the label is one of *this* variant's needs the variant:
+    the public check and the grader both refuse, as a form problem, a label the variant does
+    not show, naming the ones it does (:meth:`lanes.exercises.Variant.label_problem`).
     """
 
     letters: str = "abcd"

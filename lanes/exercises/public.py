@@ -2,7 +2,8 @@
 
 A set's variant cell makes ``grader = lanes.exercises.Checks(slug)`` and
 ``V = grader.variant(STUDENT)``: the variant cell refuses a value that is not a
-course token with one line (:data:`lanes.exercises.variants.NOT_A_TOKEN`), and
+course token with one line (:data:`lanes.exercises.variants.NOT_A_TOKEN`; an empty one,
+:data:`~lanes.exercises.variants.EMPTY_TOKEN`), and
 ``grader.check("qN")`` shows what it checked ("q1: form ok: q1_busy_slots is a
 number; the value is graded by your instructor"), or the problems, one line
 per answer. It never says "passed": only the grader judges values.
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from .forms import FormError
 from .registry import get_set, slugs
-from .variants import Variant, normalise_student, token_problem
+from .variants import EMPTY_TOKEN, MISSING_TOKEN, Variant, normalise_student, token_problem
 
 __all__ = ["CheckFailed", "CheckReport", "Checks", "NotAToken", "last_error_in_cell_assigning", "public_check"]
 
@@ -59,7 +60,7 @@ def _register_with_ipython() -> None:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text[0][:160]}{'…' if len(text[0]) > 160 else ''}" if text else type(exc).__name__
 
 
 def last_error_in_cell_assigning(var: str) -> str | None:
@@ -77,24 +78,33 @@ def last_error_in_cell_assigning(var: str) -> str | None:
     return None
 
 
-def public_check(slug: str, question: str, env: dict) -> None:
+def public_check(slug: str, question: str, env: dict, *, token_required: bool = False) -> None:
     """Check the form of every answer of ``question`` in the notebook's globals ``env``.
 
     Raises :class:`CheckFailed` with one line per problem; passing says nothing about the
     value, which only the grader checks, for the variant of the notebook's ``STUDENT``.
+    With ``token_required`` (a set notebook as students get it), an empty ``STUDENT`` is a
+    problem (:data:`~lanes.exercises.variants.EMPTY_TOKEN`); a missing one always is.
     """
     spec = get_set(slug)
     q = spec.question(question)
     problems = []
     student, shown = env.get("STUDENT", ""), env.get("V")
-    if type(student) is str:
+    mine = shown if isinstance(shown, Variant) and shown.slug == slug else None  # whose labels a choice takes
+    if "STUDENT" not in env:
+        problems.append(MISSING_TOKEN)
+    elif type(student) is str:
         try:
             student = normalise_student(student)
-            if student and token_problem(student):
+            if not student and token_required:
+                problems.append(EMPTY_TOKEN)
+            elif student and token_problem(student):
                 problems.append(f"STUDENT: {token_problem(student)}")
             elif isinstance(shown, Variant) and shown.slug == slug and shown.student != student:
                 problems.append("V belongs to another STUDENT: run the variant cell again, then "
                                 "rerun your answer cells so they use your variant's numbers")
+            if not student or not token_problem(student):
+                mine = spec.variant(student)  # the variant the grader grades
         except ValueError as e:
             problems.append(str(e))
     for var, form in q.answers:
@@ -110,12 +120,15 @@ def public_check(slug: str, question: str, env: dict) -> None:
                 problems.append(f"{var} is not defined: run its answer cell first")
             continue
         try:
-            form.check(env[var])
+            value = form.check(env[var])
+            foreign = mine.label_problem(var, value) if mine is not None and var in spec.options else None
+            if foreign:
+                raise FormError(foreign)
         except FormError as e:
             problems.append(f"{var} {e}")
     if problems:
         raise CheckFailed("\n".join(problems))
-    if student == "":
+    if student == "" and "STUDENT" in env:
         print("Note: STUDENT is empty, so you are working the default variant. Type your "
               "course token into the first code cell, run it, then rerun your answers.")
 
@@ -147,9 +160,15 @@ class Checks:
     ----------
     slug : str
         The exercise set, such as ``"01_slots_and_littles_law"``.
+    token_required : bool
+        True (a set notebook as students get it): an empty ``STUDENT`` is refused in one line
+        (:data:`~lanes.exercises.variants.EMPTY_TOKEN`), since the default variant's numbers
+        are nobody's in a course. False: the instructor's filled-in solutions, which work the
+        default variant.
     """
 
     slug: str
+    token_required: bool = True
 
     def __post_init__(self) -> None:
         try:
@@ -159,10 +178,13 @@ class Checks:
                 from None
 
     def variant(self, student: object) -> Variant:
-        """The variant of ``student`` (the notebook's ``STUDENT``): the default one for ``""``;
-        :class:`NotAToken` (one line) for a value that is not a course token, such as a token
-        with a character mistyped or a bare login."""
+        """The variant of ``student`` (the notebook's ``STUDENT``; the default one for ``""``
+        without ``token_required``); :class:`NotAToken` (one line) for a value that is not a
+        course token, such as a token with a character mistyped or a bare login, and for an
+        empty one if ``token_required``."""
         s = normalise_student(student)
+        if not s and self.token_required:
+            raise NotAToken(EMPTY_TOKEN)
         if s and token_problem(s):
             raise NotAToken(token_problem(s))
         return get_set(self.slug).variant(s)
@@ -173,7 +195,7 @@ class Checks:
             env = sys._getframe(1).f_globals
         spec = get_set(self.slug).question(question)
         try:
-            public_check(self.slug, question, env)
+            public_check(self.slug, question, env, token_required=self.token_required)
         except CheckFailed as e:
             return CheckReport(question, False, (f"{question}: form not ok:", *(f"  {ln}" for ln in str(e).splitlines())))
         forms = [f"{var} is {form.describe()}" for var, form in spec.answers]

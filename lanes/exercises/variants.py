@@ -24,7 +24,8 @@ import random
 import re
 from dataclasses import dataclass
 
-__all__ = ["CODE_ALPHABET", "CODE_LEN", "NOT_A_TOKEN", "TEST_SECRET", "TOKEN_CHARS", "Variant",
+__all__ = ["CODE_ALPHABET", "CODE_LEN", "EMPTY_TOKEN", "MISSING_TOKEN", "NOT_A_TOKEN", "TEST_SECRET",
+           "TOKEN_CHARS", "Variant",
            "check_character", "check_course_secret", "check_login", "course_secret", "load_course_secret",
            "new_course_secret", "normalise_student", "rng_for", "secret_fingerprint", "set_course_secret",
            "student_token", "token_mismatch", "token_problem"]
@@ -37,6 +38,13 @@ CODE_LEN = 6
 MAX_LOGIN = 40 - 1 - CODE_LEN
 #: What the variant cell says of a value that is not a course token (one line, no secret needed).
 NOT_A_TOKEN = "this is not a valid course token: check it against the one your instructor gave you"
+#: What the variant cell of a set notebook says of an empty ``STUDENT`` (one line): the
+#: notebook's numbers would be the default variant's, which is nobody's in a course.
+EMPTY_TOKEN = ("STUDENT is empty: type the course token your instructor gave you between the quotes "
+               "(such as \"jdoe42-k7f3q2\"), then run this cell again")
+#: What the public check and the grader say when no cell sets ``STUDENT`` (one line).
+MISSING_TOKEN = ("STUDENT is not set: the first code cell, which holds STUDENT = \"<your token>\", "
+                 "was deleted or not run")
 #: The secret of the test suite: public, so grading refuses it outside the tests.
 TEST_SECRET = "lanes-test-secret-not-for-grading"
 CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: 31 characters, a prime
@@ -250,6 +258,16 @@ class Variant:
             if v == var:
                 return next((key for shown, key, _ in rows if shown == letter), "")
         return letter
+
+    def label_problem(self, var: str, label: str) -> str | None:
+        """Why ``label`` (a checked :class:`~lanes.exercises.forms.Choice` answer) picks none of the
+        options this variant shows for ``var``, in the words of a form problem; ``None`` when it
+        picks one, or when ``var`` is not shuffled. The public check and the grader both say it."""
+        if not any(v == var for v, _ in object.__getattribute__(self, "choices")) or self.key_letter(var, label):
+            return None
+        labels = [f'"{shown}"' for shown, _ in self.options(var)]
+        return (f"should be the label of one of your options, {', '.join(labels[:-1])} or {labels[-1]}, "
+                "in quotes (print(V) lists them)")
 
     def shown_letter(self, var: str, key_letter: str) -> str:
         """The letter this variant shows for the option the key calls ``key_letter`` (the inverse of

@@ -215,11 +215,11 @@ def test_public_check_reports_a_raising_answer_cell(monkeypatch):
 
 
 def test_public_check_uses_the_same_forms_as_the_grader():
-    public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": np.float64(31.5)})
+    public_check("01_slots_and_littles_law", "q1", {"STUDENT": "", "q1_busy_slots": np.float64(31.5)})
     with pytest.raises(AssertionError, match="not answered yet"):
-        public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": ...})
+        public_check("01_slots_and_littles_law", "q1", {"STUDENT": "", "q1_busy_slots": ...})
     with pytest.raises(AssertionError, match="subclass of float"):
-        public_check("01_slots_and_littles_law", "q1", {"q1_busy_slots": AlwaysEqual(1)})
+        public_check("01_slots_and_littles_law", "q1", {"STUDENT": "", "q1_busy_slots": AlwaysEqual(1)})
 
 
 def test_public_check_notices_a_stale_variant_and_an_empty_student(capsys):
@@ -241,7 +241,9 @@ def test_a_renamed_copy_checks_in_a_kernel_and_reports_a_name_error(tmp_path):
 
     slug = "01_slots_and_littles_law"
     nb = nbformat.read(EXERCISES / slug / f"set_{slug}.ipynb", as_version=4)
+    token = student_token("alice", TEST_SECRET)
     for cell in nb.cells:  # (an answer cell may print the variant's options before the answer line)
+        cell.source = re.sub(r'^STUDENT = ""', f'STUDENT = "{token}"', cell.source, flags=re.M)
         cell.source = re.sub(r"^q1_busy_slots = \.\.\.", "q1_busy_slots = 12.5", cell.source, flags=re.M)
         cell.source = re.sub(r"^q4_choice = \.\.\.", "q4_choice = d", cell.source, flags=re.M)
     path = tmp_path / f"{slug}-Copy1.ipynb"

@@ -36,11 +36,15 @@ def grader():
     public._FAILED_CELLS.clear()
 
 
+#: A student's token (the course of the test suite's secret).
+TOKEN = "h3student-w5efvr"
+
+
 def _env(**answers):
     """A notebook's globals with ``answers``; q1's second answer (the batch jobs done) is filled in."""
     import lanes.exercises
 
-    return {"STUDENT": "", "V": lanes.exercises.variant(SET, ""), "q1_batch_done": 3000, **answers}
+    return {"STUDENT": TOKEN, "V": lanes.exercises.variant(SET, TOKEN), "q1_batch_done": 3000, **answers}
 
 
 def test_a_failed_check_says_the_problem_in_one_line_per_answer(grader):
@@ -111,8 +115,8 @@ def test_the_first_code_cell_alone_sets_everything_up(path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["cells"][0]["cell_type"] == "markdown" and "".join(nb["cells"][0]["source"]).startswith("# Exercises")
     env: dict = {}
-    exec(compile(_first_cell(path), "<first cell>", "exec"), env)
-    assert env["V"].slug == path.parent.name and env["STUDENT"] == ""
+    exec(compile(_first_cell(path, TOKEN), "<first cell>", "exec"), env)
+    assert env["V"].slug == path.parent.name and env["STUDENT"] == TOKEN
     checks = [c for c in cells if c.startswith("grader.check(")]
     assert checks
     for check in checks:
@@ -151,3 +155,69 @@ def test_checks_of_an_unknown_set_are_refused_naming_the_parameter():
 
     with pytest.raises(ValueError, match=r"^slug must be one of the exercise sets 01_slots_and_littles_law, .* \(got 'nope'\)"):
         lanes.exercises.Checks("nope")
+
+
+def test_the_first_cell_refuses_an_empty_token_in_one_line():
+    """A set notebook as students get it needs a token: an empty ``STUDENT`` is refused in one
+    line instead of quietly giving the default variant's numbers, which are nobody's."""
+    from lanes.exercises.variants import EMPTY_TOKEN
+
+    shown = _run_in_ipython(["V = None", _first_cell(SET_PATH, ""), "print(V)"])
+    assert shown.strip().splitlines() == [f"NotAToken: {EMPTY_TOKEN}", "None"], shown
+
+
+def test_a_check_without_student_or_with_it_empty_says_so_in_one_line():
+    import lanes.exercises
+    from lanes.exercises.variants import EMPTY_TOKEN, MISSING_TOKEN
+
+    grader = lanes.exercises.Checks(SET)
+    missing = {k: v for k, v in _env(q1_reserve_long=12).items() if k != "STUDENT"}
+    assert repr(grader.check("q1", missing)) == f"q1: form not ok:\n  {MISSING_TOKEN}"
+    empty = {**_env(q1_reserve_long=12), "STUDENT": "", "V": lanes.exercises.variant(SET, "")}
+    assert repr(grader.check("q1", empty)) == f"q1: form not ok:\n  {EMPTY_TOKEN}"
+    # the instructor's solution notebooks (the default variant) ask for no token
+    practice = lanes.exercises.Checks(SET, token_required=False)
+    assert practice.check("q1", empty).ok
+    assert practice.variant("").student == ""
+
+
+@pytest.mark.parametrize("answer, ok", [("33", True), (33, True), (" 94 ", True), ("b", False), ("42", False),
+                                        (42, False)])
+def test_a_choice_check_accepts_only_this_variants_labels(answer, ok):
+    """Set 01's q4 shows this token's options as 22, 33, 85 and 94: another label, or a letter
+    of the default variant, picks no option here, and the form check says so, naming these."""
+    import lanes.exercises
+
+    slug = "01_slots_and_littles_law"
+    env = {"STUDENT": TOKEN, "V": lanes.exercises.variant(slug, TOKEN), "q4_choice": answer}
+    assert [label for label, _ in env["V"].options("q4_choice")] == ["22", "33", "85", "94"]
+    report = lanes.exercises.Checks(slug).check("q4", env)
+    assert report.ok is ok, repr(report)
+    if not ok:
+        assert repr(report) == ('q4: form not ok:\n  q4_choice should be the label of one of your options, '
+                                '"22", "33", "85" or "94", in quotes (print(V) lists them)'), repr(report)
+
+
+def _hand_in_problems(text: str, name: str) -> list[str]:
+    """What a text that tells a student how to hand a set in leaves out."""
+    wanted = {"the file": name, "keep its name": "keep its name", "fill STUDENT": "STUDENT",
+              "run the checks": "grader.check", "run it all": "Restart Kernel and Run All Cells",
+              "hand it in": "hand in"}
+    text = " ".join(text.split()).lower()
+    return [what for what, words in wanted.items() if words.lower() not in text]
+
+
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=lambda p: p.parent.name)
+def test_the_set_notebook_says_what_to_hand_in_and_how(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    title = "".join(nb["cells"][0]["source"])
+    part = title[title.find("**How to hand it in.**"):]
+    assert "**How to hand it in.**" in title and not _hand_in_problems(part, path.name), \
+        _hand_in_problems(part, path.name)
+
+
+def test_the_exercises_page_says_what_to_hand_in_and_how():
+    page = (ROOT / "book" / "exercises.md").read_text(encoding="utf-8")
+    assert "## Handing a set in" in page
+    part = page.split("## Handing a set in", 1)[1].split("\n## ", 1)[0]
+    assert not _hand_in_problems(part, "set_NN_slug.ipynb"), _hand_in_problems(part, "set_NN_slug.ipynb")

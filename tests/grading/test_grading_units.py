@@ -426,6 +426,96 @@ def test_a_chapter_notebook_handed_in_as_a_set_is_named_as_such(tmp_path):
     assert any("is it the chapter notebook?" in m and f"set_{SLUG}.ipynb" in m for m in s.messages), s.messages
 
 
+def _set_notebook(student_line: str | None) -> dict:
+    """Set 01's notebook as a student hands it in: its first cell with ``student_line`` in place of
+    ``STUDENT = ""`` (``None``: that line deleted), q1 answered from ``V``."""
+    nb = json.loads((ROOT / "exercises" / SLUG / f"set_{SLUG}.ipynb").read_text())
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and src.startswith("# Type your course token"):
+            src = src.replace('STUDENT = ""\n', "" if student_line is None else student_line + "\n")
+        src = src.replace("q1_busy_slots = ...", "q1_busy_slots = V.rate_per_s * V.hold_s")
+        cell["source"] = src
+    return nb
+
+
+@pytest.mark.parametrize("line, words", [('STUDENT = ""', "STUDENT is empty"),
+                                         (None, "no cell of the notebook sets STUDENT")])
+def test_an_empty_or_missing_student_is_one_line_in_the_report(tmp_path, line, words):
+    """A set notebook handed in with ``STUDENT`` empty (its first cell refused it) or deleted: one
+    line says so, not a line per cell that then failed for want of ``V``."""
+    from grading import sandbox
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / f"set_{SLUG}.ipynb").write_text(json.dumps(_set_notebook(line)))
+    (s,), _ = classroom.grade([tmp_path / "alice"], solutions=ROOT / "solutions", limits=sandbox.Limits(),
+                              secret=TEST_SECRET, student="alice", progress=lambda *a: None)
+    assert s.status == "graded", s.messages
+    assert len(s.messages) == 1 and words in s.messages[0], s.messages
+    assert s.questions[0].score == 0, s.questions[0]
+    assert s.questions[0].messages == ["q1_busy_slots: its answer cell raised NameError: name 'V' is not defined "
+                                       "(see the STUDENT line)"], s.questions[0].messages
+
+
+def test_a_chapter_notebook_handed_in_as_another_set_is_one_line_and_not_run(tmp_path):
+    """Chapter 03's notebook (its title cell; cells that would fail in the box) handed in under
+    set 01's name: one line names both, instead of a line per failing cell."""
+    from grading import sandbox
+    from hostile import klass as K
+
+    if K.skip_reason() is not None:
+        pytest.skip(K.skip_reason())
+    chapter = json.loads((ROOT / "notebooks" / "03_headroom.ipynb").read_text())
+    title = next(c for c in chapter["cells"] if c["cell_type"] == "markdown")
+    nb = {**chapter, "cells": [title] + [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "outputs": [],
+                                          "execution_count": None, "source": f"undefined_{i}"} for i in range(12)]}
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / f"set_{SLUG}.ipynb").write_text(json.dumps(nb))
+    (s,), _ = classroom.grade([tmp_path / "ana"], solutions=None, limits=sandbox.Limits(), progress=lambda *a: None)
+    assert s.assignment == SLUG and s.seconds == 0, s
+    assert s.messages == [f"this is chapter 03's notebook, not set 01's: hand in the set notebook, "
+                          f"exercises/{SLUG}/set_{SLUG}.ipynb; every question scores 0"], s.messages
+
+
+def test_the_grader_and_the_public_check_refuse_the_same_foreign_label():
+    """A label this variant does not show (a letter of the default variant, another variant's
+    number) is a form problem to the grader as to the public check, in the same words."""
+    from lanes.exercises import public_check
+    from lanes.exercises.public import CheckFailed
+
+    token = student_token("alice", TEST_SECRET)
+    v = get_set(SLUG).variant(token)
+    mine = [label for label, _ in v.options("q4_choice")]
+    for foreign in ("b", next(str(n) for n in range(10, 100) if str(n) not in mine)):
+        res = grade_answers(get_set(SLUG), None, token, {"answers": {"q4_choice": foreign}})
+        assert res["q4"]["form_ok"] is False
+        with pytest.raises(CheckFailed) as e:
+            public_check(SLUG, "q4", {"STUDENT": token, "q4_choice": foreign})
+        assert res["q4"]["messages"] == [str(e.value)] and all(f'"{x}"' in str(e.value) for x in mine)
+    assert grade_answers(get_set(SLUG), None, token, {"answers": {"q4_choice": mine[0]}})["q4"]["form_ok"] is True
+
+
+def test_a_long_error_of_a_cell_is_cut_with_an_ellipsis_in_the_box_and_in_the_check(tmp_path):
+    """The first line of a long error is kept to 160 characters, and says it was cut."""
+    from lanes.exercises import public
+
+    cells = ["raise ValueError('word ' * 60)"]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": "c0", "metadata": {}, "source": cells[0], "outputs": [],
+                     "execution_count": None}]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    boot = (f"import sys, runpy; sys.path[:0] = {[str(ROOT)]!r}; "
+            "runpy.run_module('grading.runner', run_name='__main__', alter_sys=True)")
+    subprocess.run([sys.executable, "-E", "-s", "-c", boot, str(tmp_path / "nb.ipynb"), str(tmp_path / "out.json"),
+                    SLUG], check=True, timeout=120, cwd=tmp_path)
+    (error,) = json.loads((tmp_path / "out.json").read_text())["errors"]
+    assert error["error"] == "ValueError: " + ("word " * 60)[:160] + "…", error
+    assert public._first_line(ValueError("word " * 60)) == error["error"]
+
+
 def test_without_a_cgroup_a_box_runs_at_nice_10_so_the_grader_comes_first(tmp_path):
     """The rlimit fallback's CPU share: with no cgroup CPU weight, every process of a box runs at
     10 more than the grader (so the grader and its judges come first)."""

@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -614,3 +615,76 @@ def test_feedback_names_no_classmate_and_keeps_signs_and_whole_notes():
     text = feedback_markdown("eve", [sub.as_dict()])
     assert "alice" not in text and "is another student's token)" in text
     assert ">= 0" in text and "&gt;" not in text and "\\<b>" in text and "END |" in text
+
+
+def test_a_long_note_of_the_judge_reaches_the_feedback_whole(tmp_path):
+    """Two criteria of one question (``all_of``) join their messages: over 200 characters, they
+    reached the report cut mid-word; now whole (up to the feedback's 500, an ellipsis past it)."""
+    from grading.gradebook import feedback_markdown
+
+    sub = _sub("eve", SLUG, 0.0)
+    note = "; ".join(["q1_busy_slots does not match the value recomputed for your variant (the mean number of "
+                      "slots busy, by Little's law, from the arrival rate and the holding time)"] * 2) + " END"
+    assert 200 < len(note) < 500
+    (tmp_path / "out.json").write_text(json.dumps([{"id": id(sub), "questions": {"q1": {"score": 0.0,
+                                                                                      "messages": [note]}}}]))
+    (tmp_path / "err.txt").write_text("")
+    proc = subprocess.Popen([sys.executable, "-c", ""])
+    proc.wait()
+    classroom._finish_step2(classroom._Job([(sub, None)], "eve", "judge", proc, tmp_path, 60))
+    assert sub.questions[0].messages == [note]
+    assert f"| q1 | 0 | {sub.questions[0].possible:g} | {note} |" in feedback_markdown("eve", [sub.as_dict()])
+    sub.questions[0].messages = [note * 3]
+    (row,) = [r for r in feedback_markdown("eve", [sub.as_dict()]).splitlines() if r.startswith("| q1 |")]
+    assert row.endswith("… |") and len(row) < 560
+
+
+def test_the_console_and_the_feedback_give_each_question_the_same_note(tmp_path, capsys):
+    """Full points, a wrong value, a form problem, and a right form the key gave no message for:
+    the console and the feedback say the same of each ("form ok" only where only the form is known)."""
+    import importlib.util
+
+    from grading.gradebook import feedback_markdown
+
+    spec = importlib.util.spec_from_file_location("grade_script", GRADE)
+    grade = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grade)
+    sub = _sub("eve", SLUG, 0.0)
+    q1, q2, q3, q4, _ = sub.questions
+    q1.score, q1.form_ok = q1.possible, True
+    q2.messages, q2.form_ok = ["q2_measured does not match the value recomputed for your variant"], True
+    q3.messages, q3.form_ok = ["q3_idle_at_peak is not answered yet: replace the ... with your answer"], False
+    q4.score, q4.form_ok = 0.5 * q4.possible, True
+    rep = report([sub], pass_mark=0.5, sandbox_line="-", roster={"eve": ""})
+    grade.print_report([sub], rep)
+    console = {ln.split()[0]: ln.split(None, 3)[3] if len(ln.split()) > 3 else ""
+               for ln in capsys.readouterr().out.splitlines() if re.match(r"  q\d ", ln)}
+    feedback = {row.split(" | ")[0][2:]: row.split(" | ")[3][:-2].rstrip()
+                for row in feedback_markdown("eve", [sub.as_dict()]).splitlines() if re.match(r"\| q\d ", row)}
+    assert console == feedback, (console, feedback)
+    assert feedback["q1"] == "correct" and feedback["q4"] == "form ok" and "not answered" in feedback["q3"]
+
+
+def test_a_gradebook_gradescope_imports(tmp_path):
+    """Gradescope's import: Name, SID, Email, then a column per set (its total after any late
+    penalty), a row per roster student; from grade.py merge too."""
+    from grading.gradebook import write_gradescope_gradebook
+
+    roster = load_roster(SAMPLES / "gradescope" / "roster.csv")
+    rep = report([_sub("ines.ortega", SLUG, 1.0), _sub("ken", SLUG2, 0.5)], pass_mark=0.5, sandbox_line="-",
+                 roster=roster.names)
+    write_gradescope_gradebook(rep, tmp_path / "g.csv", roster)
+    rows = list(csv.reader((tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()))
+    assert rows == [["Name", "SID", "Email", SLUG, SLUG2],
+                    ["Inés Ortega", "20230017", "ines.ortega@uni.example", f"{P1:g}", "0"],
+                    ["Jo Smith", "20230018", "jo.smith@uni.example", "0", "0"],
+                    ["Ken Nakamura", "20230020", "ken@uni.example", "0", f"{0.5 * P2:g}"]]
+    (tmp_path / "r.csv").write_text("login\na\n")
+    with pytest.raises(ValueError, match="SID or e-mail"):
+        write_gradescope_gradebook(rep, tmp_path / "x.csv", load_roster(tmp_path / "r.csv"))
+    (tmp_path / "rep.json").write_text(json.dumps(rep))
+    proc = subprocess.run([sys.executable, str(GRADE), "merge", str(tmp_path / "rep.json"), "--json",
+                           str(tmp_path / "m.json"), "--gradescope-csv", str(tmp_path / "cli.csv"), "--roster",
+                           str(SAMPLES / "gradescope" / "roster.csv")], capture_output=True, text=True, timeout=120)
+    assert "Gradescope gradebook" in proc.stdout, proc.stdout + proc.stderr
+    assert (tmp_path / "cli.csv").read_text(encoding="utf-8") == (tmp_path / "g.csv").read_text(encoding="utf-8")
