@@ -802,10 +802,27 @@ def reveals(nb: Mapping[str, Any], chapter: str = "") -> list[Reveal]:
     return found
 
 
+#: The decimals a table or a printout shows one seed's float with (pandas' display precision is
+#: 2 or 3 in the chapters).
+TABLE_DECIMALS = (1, 2, 3)
+
+
 def answer_texts(value: Any, specs: Iterable[str] = ()) -> set[str]:
-    """The texts a chapter shows ``value`` as: plain, with separators, and each spec of its prose."""
+    """The texts a chapter shows ``value`` as: plain, with separators, and each spec of its prose.
+
+    A list of values (an answer per seed) is shown by any one of them, so each is looked for: at
+    each spec without its ``|min`` or ``|max``, and a float also at the decimals of a table
+    (:data:`TABLE_DECIMALS`): one seed's run shown in a table before the question shows the answer
+    whatever the prose's spec.
+    """
     if isinstance(value, bool):
         return set()
+    if isinstance(value, (list, tuple)):
+        picked = {"|".join(m for m in spec.split("|") if m.strip() not in ("min", "max"))
+                  for spec in specs}
+        table = {f".{k}f" for k in TABLE_DECIMALS}
+        return set().union(*(answer_texts(v, picked | (table if isinstance(v, float) else set()))
+                             for v in value))
     texts = set()
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         texts |= {str(int(value)), f"{int(value):,}"}

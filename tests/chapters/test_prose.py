@@ -189,6 +189,8 @@ PHRASES = {
         "Batch gets little": "4x less than hybrid:8's batch work, checked in test_claims_04",
         "but it loses its zero wait too": "stall_hyb_p99_s above 1 s, checked in test_claims_04",
         "The longest wait for a slot": "the maximum, computed",
+        "Type a number from 0 to 100": QUESTION,
+        "raise or lower the number of batch": "the two answers the question offers",
     },
     "05_starvation_and_aging": {
         "queued at t = 0": "t = 0, the start of the run",
