@@ -210,6 +210,7 @@ PHRASES = {
         "Behind the reserve of `hybrid:8`, promotion": NAME,
     },
     "06_inside_the_lane": {
+        "floods the lane waits behind its own requests": "the per-tenant queue's rule, not a comparison of values",
         "HTTP 429": "HTTP status 429", "(2015)": "the year of the cited article",
         "what the 429 did": "HTTP status 429", "with a 429": "HTTP status 429",
         "per second, above the lane's capacity": "the offered rate over capacity, checked in test_claims_06",
