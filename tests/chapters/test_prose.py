@@ -288,6 +288,10 @@ PHRASES = {
         "`hybrid:8` evicts far": NAME,
         "evicts far less: with recomputes": "hybrid:8's stall a fraction of preempt's, checked in test_claims_10",
         "` the most batch work on": "the winner is computed; the count beside it counts its wins",
+        "holds the largest context a": "per_slot's definition: the context a sequence of a full pool can hold",
+        "which policy finishes more batch jobs at that cost": "the question asked",
+        "or `hybrid:8` (keep 8 slots free": "the two answers the question offers (a policy named)",
+        "more waiting, about the same, or less?": "the three answers the question offers",
     },
     "11_measured_gpu": {
         "decode step of 64 sequences with 2,048 tokens of context each": QUESTION,
