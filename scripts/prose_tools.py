@@ -723,7 +723,9 @@ def check_prose(nb: Mapping[str, Any], *, thresholds: Iterable[str] = (),
 # The answers of a prediction are the values its reveal glues, or, when the
 # predict cell lists names in ``metadata.lanes.answer``, those.  An answer's
 # texts are the forms the chapter shows it in: an integer plain and with
-# thousands separators, a float as each placeholder of the prose formats it.
+# thousands separators, a float as each placeholder of the prose formats it; an
+# answer over seeds is declared with its per-seed values (a list), each of which
+# is looked for, a float also at a table's decimals (:func:`answer_texts`).
 # Short numbers ("10", "0.5", "3%") stand for too many other things to be read
 # as the answer everywhere, and a word answer ("preempt", "less") is one of the
 # options the question names; they are looked for only in the reveal's preview
