@@ -99,6 +99,8 @@ def test_at_a_step_sized_clock_almost_every_arrival_evicts(fine, runs):
     t = fine[SC.seed]
     frac = t["preempt"].preempted / t["preempt"].n_arrivals
     assert g["fine_lo"] <= 100 * frac <= g["fine_hi"] and g["fine_lo"] > 90
+    assert g["fine_pct_seeds"][FINE_SEEDS.index(SC.seed)] == pytest.approx(100 * frac)
+    assert (min(g["fine_pct_seeds"]), max(g["fine_pct_seeds"])) == (g["fine_lo"], g["fine_hi"])
     coarse = at(runs, SC.preempt_cost_s, "preempt")
     coarse_frac = coarse["preempted"] / coarse["arrivals"]
     assert coarse_frac.between(0.25, 0.30).all() and coarse_frac.max() < g["fine_lo"] / 100 / 3
@@ -183,8 +185,12 @@ def test_cost_sweep_orders(runs):
 
 
 def test_preempt_collapses_at_60_s_and_bands_do_not_overlap(runs):
+    from glued_values import glued
+
     pre60 = at(runs, 60, "preempt")["batch_done"]
     assert pre60.max() < 500
+    g = glued("04_preemption")  # the question's per-seed answers, declared for the check of predictions
+    assert g["pre60_seeds"] == pre60.tolist() and (g["pre60_lo"], g["pre60_hi"]) == (pre60.min(), pre60.max())
     for cost in (SC.preempt_cost_s, 60):
         bands = sorted(
             (at(runs, cost, p)["batch_done"].min(), at(runs, cost, p)["batch_done"].max())

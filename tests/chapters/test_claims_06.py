@@ -245,10 +245,15 @@ def test_provider_results_arrive_in_one_step_inside_the_window():
 def test_eval_suite_in_the_interactive_lane_hurts_users():
     users = TenantLoad("users", 4.0)
     suite = TenantLoad("eval suite", 0.0, surge_rate_per_s=10.0, **SURGE)
+    g = glued("06_inside_the_lane")
     for seed in SEEDS:
         wrong = simulate_lane(LaneScenario(tenants=(users, suite), seed=seed), SHARED)
         right = simulate_lane(LaneScenario(tenants=(users,), seed=seed), SHARED)
         assert wrong.summary("users")["on time (%)"] <= 85 <= 99 <= right.summary("users")["on time (%)"], seed
+        # the question's per-seed answers, declared so that any one seed shown early is found
+        assert g["users_wrong_seeds"][SEEDS.index(seed)] == pytest.approx(wrong.summary("users")["on time (%)"])
+    assert (min(g["users_wrong_seeds"]), max(g["users_wrong_seeds"])) == pytest.approx(
+        (g["users_wrong_lo"], g["users_wrong_hi"]))
     one = simulate_lane(LaneScenario(tenants=(users, suite)), SHARED)
     n_suite = sum(r.tenant == "eval suite" for r in one.records)
     assert one.count("rejected", "eval suite") > n_suite / 4
