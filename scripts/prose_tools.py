@@ -723,7 +723,9 @@ def check_prose(nb: Mapping[str, Any], *, thresholds: Iterable[str] = (),
 # The answers of a prediction are the values its reveal glues, or, when the
 # predict cell lists names in ``metadata.lanes.answer``, those.  An answer's
 # texts are the forms the chapter shows it in: an integer plain and with
-# thousands separators, a float as each placeholder of the prose formats it.
+# thousands separators, a float as each placeholder of the prose formats it; an
+# answer over seeds is declared with its per-seed values (a list), each of which
+# is looked for, a float also at a table's decimals (:func:`answer_texts`).
 # Short numbers ("10", "0.5", "3%") stand for too many other things to be read
 # as the answer everywhere, and a word answer ("preempt", "less") is one of the
 # options the question names; they are looked for only in the reveal's preview
@@ -802,10 +804,27 @@ def reveals(nb: Mapping[str, Any], chapter: str = "") -> list[Reveal]:
     return found
 
 
+#: The decimals a table or a printout shows one seed's float with (pandas' display precision is
+#: 2 or 3 in the chapters).
+TABLE_DECIMALS = (1, 2, 3)
+
+
 def answer_texts(value: Any, specs: Iterable[str] = ()) -> set[str]:
-    """The texts a chapter shows ``value`` as: plain, with separators, and each spec of its prose."""
+    """The texts a chapter shows ``value`` as: plain, with separators, and each spec of its prose.
+
+    A list of values (an answer per seed) is shown by any one of them, so each is looked for: at
+    each spec without its ``|min`` or ``|max``, and a float also at the decimals of a table
+    (:data:`TABLE_DECIMALS`): one seed's run shown in a table before the question shows the answer
+    whatever the prose's spec.
+    """
     if isinstance(value, bool):
         return set()
+    if isinstance(value, (list, tuple)):
+        picked = {"|".join(m for m in spec.split("|") if m.strip() not in ("min", "max"))
+                  for spec in specs}
+        table = {f".{k}f" for k in TABLE_DECIMALS}
+        return set().union(*(answer_texts(v, picked | (table if isinstance(v, float) else set()))
+                             for v in value))
     texts = set()
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         texts |= {str(int(value)), f"{int(value):,}"}

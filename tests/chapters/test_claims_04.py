@@ -99,6 +99,8 @@ def test_at_a_step_sized_clock_almost_every_arrival_evicts(fine, runs):
     t = fine[SC.seed]
     frac = t["preempt"].preempted / t["preempt"].n_arrivals
     assert g["fine_lo"] <= 100 * frac <= g["fine_hi"] and g["fine_lo"] > 90
+    assert g["fine_pct_seeds"][FINE_SEEDS.index(SC.seed)] == pytest.approx(100 * frac)
+    assert (min(g["fine_pct_seeds"]), max(g["fine_pct_seeds"])) == (g["fine_lo"], g["fine_hi"])
     coarse = at(runs, SC.preempt_cost_s, "preempt")
     coarse_frac = coarse["preempted"] / coarse["arrivals"]
     assert coarse_frac.between(0.25, 0.30).all() and coarse_frac.max() < g["fine_lo"] / 100 / 3
@@ -112,7 +114,13 @@ def test_at_a_step_sized_clock_almost_every_arrival_evicts(fine, runs):
     assert t["preempt"].max_s <= g["fine_max_wait_s"] < 1
     text = " ".join(t for _, t, _ in prose.templated_cells(notebook("04_preemption")))
     assert "Only about a quarter of arrivals evict" not in text
-    assert "almost all of them" in text
+    # the paragraph under the reveal is on the question's screen: it leaves the answer to the printout
+    cells = notebook("04_preemption")["cells"]
+    ask = next(k for k, c in enumerate(cells) if "my_guess_full_pct = None" in "".join(c["source"]))
+    under = "".join(next(c for c in cells[ask + 2:] if c["cell_type"] == "markdown")["source"])
+    for name in ("fine_lo", "fine_hi"):
+        assert f"{g[name]:.1f}%" not in under, name
+    assert "almost all" not in under
 
 
 def test_the_stall_is_charged_to_every_running_sequence():
@@ -177,8 +185,12 @@ def test_cost_sweep_orders(runs):
 
 
 def test_preempt_collapses_at_60_s_and_bands_do_not_overlap(runs):
+    from glued_values import glued
+
     pre60 = at(runs, 60, "preempt")["batch_done"]
     assert pre60.max() < 500
+    g = glued("04_preemption")  # the question's per-seed answers, declared for the check of predictions
+    assert g["pre60_seeds"] == pre60.tolist() and (g["pre60_lo"], g["pre60_hi"]) == (pre60.min(), pre60.max())
     for cost in (SC.preempt_cost_s, 60):
         bands = sorted(
             (at(runs, cost, p)["batch_done"].min(), at(runs, cost, p)["batch_done"].max())
@@ -237,6 +249,22 @@ def test_victim_order_and_minimum_run_under_pure_preemption(victims):
     assert (jobs["preempt: most remaining, min run"] < jobs["preempt: most remaining"]).sum() == n
     assert (jobs["preempt: youngest, min run"] > jobs["preempt: youngest"]).sum() == n
     assert (p99[["preempt: youngest, min run", "preempt: most remaining, min run"]] > 0).all().all()
+
+
+def test_the_minimum_run_is_run_by_its_own_reveal():
+    """Nothing before the minimum-run question shows a run with a minimum run time (the
+    victim-order reveal used to print them all), and the question declares its per-seed answers."""
+    from glued_values import glued, notebook
+
+    cells = notebook("04_preemption")["cells"]
+    ask = next(k for k, c in enumerate(cells) if "my_guess_min_run = None" in "".join(c["source"]))
+    shown = ["".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+             for c in cells[:ask] for o in c.get("outputs", [])]
+    assert not [t for t in shown if "min run" in t]
+    assert cells[ask]["metadata"]["lanes"]["answer"] == ["mr_lower", "mr_min_run_jobs"]
+    jobs = pd.DataFrame(glued("04_preemption")["vict_runs"], columns=["seed", "policy", "batch_done", "p99_s"])
+    mine = jobs[jobs["policy"] == "preempt: most remaining, min run"].sort_values("seed")
+    assert glued("04_preemption")["mr_min_run_jobs"] == mine["batch_done"].tolist()
 
 
 def test_victim_order_and_minimum_run_under_hybrid(victims):

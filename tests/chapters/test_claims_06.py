@@ -21,7 +21,7 @@ from lanes.lane.jobstore import (
 )
 from lanes.pool.sweep import SEEDS
 
-from glued_values import glued
+from glued_values import glued, notebook
 
 SURGE = dict(surge_start_s=60, surge_end_s=180)
 SC = LaneScenario(tenants=(TenantLoad("a", 6.0, surge_rate_per_s=12.0, **SURGE),))
@@ -79,6 +79,43 @@ def test_late_answers_come_from_waits_longer_than_the_bound_allows_for():
 def test_fair_share_floor_is_the_lowest_seed():
     lows = [simulate_lane(TENANTS.with_(seed=s), FAIR).summary("small")["on time (%)"] for s in SEEDS]
     assert min(lows) == pytest.approx(glued("06_inside_the_lane")["small_fair_lo"])
+
+
+def test_the_shared_queue_answer_is_glued_seed_by_seed():
+    """The small tenant's question declares its per-seed answers, so that the check of predictions
+    (tests/chapters/test_predictions.py) finds any one seed's value shown before it."""
+    g = glued("06_inside_the_lane")
+    seeds = [simulate_lane(TENANTS.with_(seed=s), SHARED).summary("small")["on time (%)"] for s in SEEDS]
+    assert g["small_shared_seeds"] == pytest.approx(seeds)
+    assert (g["small_shared_lo"], g["small_shared_hi"]) == pytest.approx((min(seeds), max(seeds)))
+    cells = notebook("06_inside_the_lane")["cells"]
+    ask = next(c for c in cells if "my_guess_small_pct = None" in "".join(c["source"]))
+    assert "small_shared_seeds" in ask["metadata"]["lanes"]["answer"]
+
+
+def _text(cell):
+    return "".join(cell["source"]) + "".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+        for o in cell.get("outputs", []))
+
+
+def test_no_outcome_is_stated_before_its_question():
+    """What a student sees before a question: the paragraph under the first reveal (on the same
+    screen as the question), the fair-share cells before the small tenant's question, and the
+    lane-wide misconception, which comes after the lane-wide question."""
+    import re
+
+    g, cells = glued("06_inside_the_lane"), notebook("06_inside_the_lane")["cells"]
+    ask = {k: next(i for i, c in enumerate(cells) if k in "".join(c["source"]))
+           for k in ("my_guess_on_time_pct", "my_guess_small_pct", "my_guess_lane_wide_change")}
+    under = "".join(next(c for c in cells[ask["my_guess_on_time_pct"] + 2:]
+                         if c["cell_type"] == "markdown")["source"])
+    assert not re.search(rf"(?<![\d.]){g['unb_on_time']:.0f}%", under)
+    start = next(i for i, c in enumerate(cells) if "## Fair share across tenants" in "".join(c["source"]))
+    before = "\n".join(_text(c) for c in cells[start:ask["my_guess_small_pct"]])
+    assert "on time" not in before and "turned away" not in before
+    misconception = next(i for i, c in enumerate(cells) if "one lane-wide number" in "".join(c["source"]))
+    assert misconception > ask["my_guess_lane_wide_change"]
 
 
 def test_bounded_queues_stop_at_the_bound():
@@ -208,10 +245,15 @@ def test_provider_results_arrive_in_one_step_inside_the_window():
 def test_eval_suite_in_the_interactive_lane_hurts_users():
     users = TenantLoad("users", 4.0)
     suite = TenantLoad("eval suite", 0.0, surge_rate_per_s=10.0, **SURGE)
+    g = glued("06_inside_the_lane")
     for seed in SEEDS:
         wrong = simulate_lane(LaneScenario(tenants=(users, suite), seed=seed), SHARED)
         right = simulate_lane(LaneScenario(tenants=(users,), seed=seed), SHARED)
         assert wrong.summary("users")["on time (%)"] <= 85 <= 99 <= right.summary("users")["on time (%)"], seed
+        # the question's per-seed answers, declared so that any one seed shown early is found
+        assert g["users_wrong_seeds"][SEEDS.index(seed)] == pytest.approx(wrong.summary("users")["on time (%)"])
+    assert (min(g["users_wrong_seeds"]), max(g["users_wrong_seeds"])) == pytest.approx(
+        (g["users_wrong_lo"], g["users_wrong_hi"]))
     one = simulate_lane(LaneScenario(tenants=(users, suite)), SHARED)
     n_suite = sum(r.tenant == "eval suite" for r in one.records)
     assert one.count("rejected", "eval suite") > n_suite / 4

@@ -117,6 +117,18 @@ class TestTheCheckCanFail:
         cell = {"outputs": [self.stream("\nfirst\nsecond\n"), self.stream("third\n")]}
         assert prose.preview_line(cell) == "first"
 
+    def test_one_seed_of_a_per_seed_answer_shown_early_is_caught(self):
+        """An answer over seeds is declared with its per-seed values: a table before the question
+        that shows one seed's run (at a table's decimals, or a count) shows the answer."""
+        for shown, answer in (("small  69.31  36.50", [65.99, 69.3103, 71.92]),
+                              ("most remaining, min run  1447  1469.5  1507", [1507, 1461, 1447])):
+            nb = self.chapter(answer=answer, preview="your guess: None\n")
+            nb["cells"].insert(1, {"cell_type": "code", "metadata": {}, "source": "table",
+                                   "outputs": [self.stream(shown + "\n")]})
+            assert "the answer n = " in prose.check_predictions([("01_x", nb)])[0], shown
+            nb["cells"][1]["outputs"] = [self.stream("the inputs: 16 slots\n")]
+            assert prose.check_predictions([("01_x", nb)]) == []
+
     def test_a_float_answer_is_looked_for_as_the_prose_shows_it(self):
         nb = self.chapter(before="Earlier: 27.0% of arrivals evict.", answer=26.96)
         nb["cells"].append({"cell_type": "markdown", "metadata": {"lanes": {"prose": "{{n:.1f}}% evict."}},
@@ -140,8 +152,7 @@ class TestTheCheckCanFail:
 #: lead removes an entry once its chapter passes).
 QUESTIONS_NOT_YET: dict[str, str] = {
     stem: "the questions are still code comments in the predict cells (chapter rewritten elsewhere)"
-    for stem in ("02_why_priority_fails", "03_headroom", "04_preemption", "05_starvation_and_aging",
-                 "10_where_it_breaks")
+    for stem in ("02_why_priority_fails", "03_headroom", "05_starvation_and_aging")
 }
 #: The widest line a predict cell may hold: what a 390 px phone shows of a code cell.
 GUESS_LINE = 48

@@ -189,6 +189,8 @@ PHRASES = {
         "Batch gets little": "4x less than hybrid:8's batch work, checked in test_claims_04",
         "but it loses its zero wait too": "stall_hyb_p99_s above 1 s, checked in test_claims_04",
         "The longest wait for a slot": "the maximum, computed",
+        "Type a number from 0 to 100": QUESTION,
+        "raise or lower the number of batch": "the two answers the question offers",
     },
     "05_starvation_and_aging": {
         "queued at t = 0": "t = 0, the start of the run",
@@ -208,6 +210,7 @@ PHRASES = {
         "Behind the reserve of `hybrid:8`, promotion": NAME,
     },
     "06_inside_the_lane": {
+        "floods the lane waits behind its own requests": "the per-tenant queue's rule, not a comparison of values",
         "HTTP 429": "HTTP status 429", "(2015)": "the year of the cited article",
         "what the 429 did": "HTTP status 429", "with a 429": "HTTP status 429",
         "per second, above the lane's capacity": "the offered rate over capacity, checked in test_claims_06",
@@ -290,6 +293,10 @@ PHRASES = {
         "`hybrid:8` evicts far": NAME,
         "evicts far less: with recomputes": "hybrid:8's stall a fraction of preempt's, checked in test_claims_10",
         "` the most batch work on": "the winner is computed; the count beside it counts its wins",
+        "holds the largest context a": "per_slot's definition: the context a sequence of a full pool can hold",
+        "which policy finishes more batch jobs at that cost": "the question asked",
+        "or `hybrid:8` (keep 8 slots free": "the two answers the question offers (a policy named)",
+        "more waiting, about the same, or less?": "the three answers the question offers",
     },
     "11_measured_gpu": {
         "decode step of 64 sequences with 2,048 tokens of context each": QUESTION,
