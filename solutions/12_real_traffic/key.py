@@ -46,7 +46,7 @@ def q3(a, v):
     _, stream = replay.replay_inputs(hour, lanes.Scenario(slots=v.slots))
     mean_hold = sum(stream.inter_service_s) / len(stream.inter_service_s)
     return close("q3_mean_busy", a["q3_mean_busy"], hour.rate_per_s * mean_hold, rel=1e-3,
-                 hint="Little's law: your hour's mean rate times the mean whole-second hold")
+                 hint="Little's law: your hour's mean rate times the mean hold")
 
 
 def q4(a, v):
