@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .forms import FormError
 from .registry import get_set, slugs
-from .variants import EMPTY_TOKEN, MISSING_TOKEN, Variant, normalise_student, token_problem
+from .variants import EMPTY_TOKEN, MISSING_TOKEN, SELF_STUDY, Variant, normalise_student, token_problem
 
 __all__ = ["CheckFailed", "CheckReport", "Checks", "NotAToken", "last_error_in_cell_assigning", "public_check"]
 
@@ -88,7 +88,7 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
     """
     spec = get_set(slug)
     q = spec.question(question)
-    problems = []
+    problems, own = [], False
     student, shown = env.get("STUDENT", ""), env.get("V")
     mine = shown if isinstance(shown, Variant) and shown.slug == slug else None  # whose labels a choice takes
     if "STUDENT" not in env:
@@ -96,7 +96,9 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
     elif type(student) is str:
         try:
             student = normalise_student(student)
-            if not student and token_required:
+            own = student == SELF_STUDY  # a reader without a course: the example variant
+            student = "" if own else student
+            if not student and token_required and not own:
                 problems.append(EMPTY_TOKEN)
             elif student and token_problem(student):
                 problems.append(f"STUDENT: {token_problem(student)}")
@@ -128,7 +130,7 @@ def public_check(slug: str, question: str, env: dict, *, token_required: bool = 
             problems.append(f"{var} {e}")
     if problems:
         raise CheckFailed("\n".join(problems))
-    if student == "" and "STUDENT" in env:
+    if student == "" and "STUDENT" in env and not own:
         print("Note: STUDENT is empty, so you are working the default variant. Type your "
               "course token into the first code cell, run it, then rerun your answers.")
 
@@ -178,11 +180,14 @@ class Checks:
                 from None
 
     def variant(self, student: object) -> Variant:
-        """The variant of ``student`` (the notebook's ``STUDENT``; the default one for ``""``
-        without ``token_required``); :class:`NotAToken` (one line) for a value that is not a
+        """The variant of ``student`` (the notebook's ``STUDENT``; the default one for
+        :data:`~lanes.exercises.variants.SELF_STUDY`, and for ``""`` without
+        ``token_required``); :class:`NotAToken` (one line) for a value that is not a
         course token, such as a token with a character mistyped or a bare login, and for an
         empty one if ``token_required``."""
         s = normalise_student(student)
+        if s == SELF_STUDY:
+            return get_set(self.slug).variant("")
         if not s and self.token_required:
             raise NotAToken(EMPTY_TOKEN)
         if s and token_problem(s):

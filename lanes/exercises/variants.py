@@ -41,7 +41,10 @@ NOT_A_TOKEN = "this is not a valid course token: check it against the one your i
 #: What the variant cell of a set notebook says of an empty ``STUDENT`` (one line): the
 #: notebook's numbers would be the default variant's, which is nobody's in a course.
 EMPTY_TOKEN = ("STUDENT is empty: type the course token your instructor gave you between the quotes "
-               "(such as \"jdoe42-k7f3q2\"), then run this cell again")
+               "(such as \"jdoe42-k7f3q2\"), or \"self-study\" if you work on your own, then run this cell again")
+#: The ``STUDENT`` of a reader who works a set without a course: the example variant, checked
+#: for form as a student's is; the grader grades no one's notebook on it (it is no token).
+SELF_STUDY = "self-study"
 #: What the public check and the grader say when no cell sets ``STUDENT`` (one line).
 MISSING_TOKEN = ("STUDENT is not set: the first code cell, which holds STUDENT = \"<your token>\", "
                  "was deleted or not run")
@@ -205,6 +208,8 @@ def token_mismatch(typed: str | None, login: str, secret: str) -> str | None:
         return "STUDENT is empty"
     if typed == login:
         return "STUDENT is the bare login, not the token (a typo)"
+    if typed == SELF_STUDY:
+        return f"STUDENT is \"{SELF_STUDY}\", the example numbers of a reader without a course"
     if token_problem(typed):
         return "STUDENT is not a valid token: a typo"
     other = typed.rpartition("-")[0]

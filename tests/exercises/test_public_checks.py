@@ -181,6 +181,22 @@ def test_a_check_without_student_or_with_it_empty_says_so_in_one_line():
     assert practice.variant("").student == ""
 
 
+def test_a_reader_without_a_course_works_the_example_numbers_as_self_study():
+    """``STUDENT = "self-study"``: the example variant, form-checked as a student's answers are,
+    with no note about an empty token; the grader names it as no student's token."""
+    import lanes.exercises
+    from lanes.exercises.variants import SELF_STUDY, TEST_SECRET, token_mismatch
+
+    grader = lanes.exercises.Checks(SET)
+    v = grader.variant(SELF_STUDY)
+    assert v == lanes.exercises.variant(SET, "")
+    report = grader.check("q1", {**_env(q1_reserve_long=12), "STUDENT": SELF_STUDY, "V": v})
+    assert report.ok and repr(report).startswith("q1: form ok"), report
+    assert "self-study" in token_mismatch(SELF_STUDY, "alice", TEST_SECRET)
+    shown = _run_in_ipython(["V = None", _first_cell(SET_PATH, SELF_STUDY), "print(V.student == '')"])
+    assert shown.strip().splitlines()[-1] == "True" and "NotAToken" not in shown, shown
+
+
 @pytest.mark.parametrize("answer, ok", [("33", True), (33, True), (" 94 ", True), ("b", False), ("42", False),
                                         (42, False)])
 def test_a_choice_check_accepts_only_this_variants_labels(answer, ok):
