@@ -459,3 +459,11 @@ class TestSpreadAtTheReserve:
     def test_equal_lengths_bunch_the_ends_of_batch_jobs(self, runs, text):
         assert text["sp_const_clump"] > 2 * text["sp_base_clump"]
         assert text["sp_const_clump"] == max(text[f"sp_{k}_clump"] for k in self.KEYS)
+
+
+def test_a_backlog_of_another_size_draws_other_arrivals():
+    """'a backlog of another size draws other arrivals, so these are other days'."""
+    from lanes.pool.arrivals import draw_stream
+
+    halved = SC.with_(batch_service_s=(30, 90))
+    assert draw_stream(halved).arrival_tick != draw_stream(halved.with_(backlog=2 * SC.backlog)).arrival_tick

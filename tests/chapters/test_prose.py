@@ -132,7 +132,7 @@ PHRASES = {
         "with 30 or 480 s": "a mix of lengths tried (a parameter)",
         "as the whole backlog does at t = 0": "t = 0, the start of the run",
         "by the trickle above": "a position on the page (the section above), not a comparison",
-        "two wider uniform spreads": "the spreads tried (1 to 239 s is wider than 60 to 180 s by definition)",
+        "a wider uniform spread": "the spreads tried (1 to 239 s is wider than 60 to 180 s by definition)",
         "Equal lengths are the worst": "sp_const's p99 above every other spread's, checked in test_claims_02",
         "and yet lowers the p99": "sp_wide's p99 below sp_base's on every seed, checked in test_claims_02",
         "s p99) are worse than a wide spread": "sp_const_lo_s > sp_wide_hi_s, checked in test_claims_02",
@@ -174,6 +174,7 @@ PHRASES = {
         "the jobs ending in each 10 s": "the window the bunching is measured over (a parameter)",
         "what is the smallest R whose p99 wait is": QUESTION,
         "what is the smallest R that meets the": QUESTION,
+        "(one slot fewer does on": "R - 1, the R just below the answer (a position in the sweep)",
     },
     "04_preemption": {
         "a small headroom (`reserve:8`)": NAME, "the two combined (`hybrid:8`:": NAME,
