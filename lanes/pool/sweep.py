@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "METRICS",
     "SEEDS",
+    "backlog_mix",
     "seeds_meeting",
     "smallest_meeting",
     "smallest_reserve",
@@ -147,6 +148,42 @@ def sweep_seeds(
         row.update({m: _metric(r, sc, m) for m in names})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def backlog_mix(lengths_s: Sequence[int], weights: Sequence[float]) -> Callable[[Scenario], Any]:
+    """A function ``draw(scenario) -> ArrivalStream``: the scenario's own draws, with each backlog
+    job's slot time drawn instead from ``lengths_s`` (whole seconds) in proportion to ``weights``;
+    pass its stream to :func:`~lanes.pool.engine.simulate` (``stream=``).
+
+    The interactive arrivals are the scenario's (:func:`~lanes.pool.arrivals.draw_stream`); the
+    backlog's lengths come from ``random.Random(f"backlog mix {seed}")``, so every policy of a seed
+    sees the same jobs.  ``backlog_mix((60, 660), (9, 1))``: nine jobs in ten of 60 s, one of 660 s
+    (a mean of 120 s, as the default 60 to 180 s).
+
+    >>> from lanes.pool.sweep import backlog_mix
+    >>> stream = backlog_mix((60, 660), (9, 1))(Scenario(hours=1, backlog=1000))
+    >>> sorted(set(stream.batch_service_s)), len(stream.batch_service_s)
+    ([60, 660], 1000)
+    """
+    import random
+    from dataclasses import replace
+
+    from .arrivals import draw_stream
+
+    lengths = [_checks.integer("lengths_s", s, lo=1) for s in _checks.sequence("lengths_s", lengths_s,
+                                                                                what="whole seconds", min_len=1)]
+    shares = [_checks.number("weights", w, lo=0) for w in _checks.sequence("weights", weights, what="numbers",
+                                                                            min_len=1)]
+    if len(shares) != len(lengths) or not sum(shares) > 0:
+        raise ValueError(f"weights must be one non-negative number per length, not all 0 (got {_checks.show(shares)} "
+                         f"for {_checks.show(lengths)})")
+
+    def draw(scenario: Scenario) -> Any:
+        sc = _checks.instance("scenario", scenario, Scenario)
+        rng = random.Random(f"backlog mix {sc.seed}")
+        return replace(draw_stream(sc), batch_service_s=tuple(rng.choices(lengths, shares, k=sc.backlog)))
+
+    return draw
 
 
 def spread(frame: "pandas.DataFrame", metric: str, by: str = "policy") -> "pandas.DataFrame":

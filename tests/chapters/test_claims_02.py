@@ -210,3 +210,56 @@ class TestOneSlotInClosedForm:
         assert text["one_users_load"] == pytest.approx(0.4)
         assert text["one_alone_s"] == pytest.approx(theory.mg1_wait_s([users]))
         assert text["one_alone_s"] < text["one_formula_short_s"] / 5
+
+
+class TestManySlotsSpread:
+    """The pool of many slots, the mean length held at 120 s: the spread does not lengthen the wait."""
+
+    KEYS = ["const", "base", "wide", "m60", "m30"]
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def runs(cls):
+        """The chapter's glued runs (five spreads, ten seeds), two spreads rerun on seed 3."""
+        import pandas as pd
+
+        from lanes.pool.sweep import backlog_mix
+
+        df = pd.DataFrame(glued(STEM)["spread_runs"], columns=["jobs", "seed", "p99_s"])
+        names = list(dict.fromkeys(df["jobs"]))
+        assert len(names) == len(cls.KEYS) and sorted(set(df["seed"])) == list(SEEDS)
+        p99 = df.set_index(["jobs", "seed"])["p99_s"]
+        const = lanes.simulate(SC.with_(batch_service_s=(120, 120)), "priority")
+        assert const.p99_s == p99[names[0], SC.seed]
+        mixed = lanes.simulate(SC, "priority", stream=backlog_mix((30, 480), (4, 1))(SC))
+        assert mixed.p99_s == p99[names[4], SC.seed]
+        assert p99[names[1], SC.seed] == text_value("prio_p99_s")  # 60 to 180 s is the chapter's own run
+        return {k: df[df["jobs"] == n].set_index("seed")["p99_s"] for k, n in zip(cls.KEYS, names)}
+
+    def test_the_glued_ranges(self, runs, text):
+        for k in self.KEYS:
+            assert (text[f"sp_{k}_lo_s"], text[f"sp_{k}_hi_s"]) == (runs[k].min(), runs[k].max())
+
+    def test_the_mean_is_held_and_the_residual_lives(self, text):
+        from lanes.pool.theory import JobClass
+
+        assert text["sp_const_res_s"] == JobClass.fixed(0, 120).residual_s == 60
+        assert text["sp_base_res_s"] == JobClass.uniform(0, 60, 180).residual_s == 65
+        assert text["sp_wide_res_s"] == pytest.approx(JobClass.uniform(0, 1, 239).residual_s)
+        assert 79 < text["sp_wide_res_s"] < 80
+        assert 0.9 * 60 + 0.1 * 660 == 0.8 * 30 + 0.2 * 480 == 120 == text["mean_batch_s"]  # one mean
+        assert text["sp_m60_res_s"] == pytest.approx((0.9 * 60**2 + 0.1 * 660**2) / 240) == pytest.approx(195)
+        assert text["sp_m30_res_s"] == pytest.approx(text["sp_m60_res_s"])  # "share ... their residual life"
+
+    def test_equal_lengths_are_the_worst_and_a_wider_spread_lowers_the_p99(self, runs, text):
+        assert runs["const"].min() > max(runs[k].max() for k in self.KEYS[1:])  # "the worst"
+        assert text["sp_wide_res_s"] > text["sp_base_res_s"]  # a longer residual life ...
+        assert (runs["wide"] < runs["base"]).all()  # ... and yet a lower p99, on every seed
+        assert text["sp_const_lo_s"] > text["sp_wide_hi_s"]  # "equal lengths ... are worse than a wide spread"
+
+    def test_two_mixes_with_one_residual_life_differ(self, runs):
+        assert runs["m30"].max() < runs["m60"].min()
+
+
+def text_value(name):
+    return glued(STEM)[name]

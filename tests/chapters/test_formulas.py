@@ -61,6 +61,8 @@ FORMULAS: dict[str, dict[str, Formula]] = {
         "p = 0.01": Formula("p == 0.01", {"p": "p_wait"}, "p_wait"),
         "\\beta\\sqrt{L}": Formula("beta * sqrt(L)"),
         "E[S^2] / (2 E[S])": Formula("E_S_2 / (2 * E_S)", _uniform("long_lo_s", "long_hi_s"), "residual_long_s"),
+        "B / E[S]": Formula("B / E_S", {"B": "b_long", "E_S": "drain_s"}, "1 / gap_long_s"),
+        "E[S] / B": Formula("E_S / B", {"B": "b_short", "E_S": "short_mean_s"}, "gap_short_s"),
     },
     "04_preemption": {
         "g c": Formula("g * c"),

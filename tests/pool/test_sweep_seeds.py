@@ -5,6 +5,7 @@ import pytest
 import lanes
 from lanes.pool.sweep import (
     SEEDS,
+    backlog_mix,
     seeds_meeting,
     smallest_meeting,
     scan_reserve,
@@ -45,6 +46,34 @@ class TestSweepSeeds:
             sweep_seeds(["priority"], [1, 1], SHORT)
         with pytest.raises(ValueError, match="policies must be a list"):
             sweep_seeds("priority", [1], SHORT)
+
+
+class TestBacklogMix:
+    def test_each_job_takes_one_of_the_lengths_in_proportion_and_the_users_are_the_scenarios(self):
+        from lanes.pool.arrivals import draw_stream
+
+        sc = SHORT.with_(seed=4)
+        mixed = backlog_mix((60, 660), (9, 1))(sc)
+        plain = draw_stream(sc)
+        assert set(mixed.batch_service_s) == {60, 660} and len(mixed.batch_service_s) == sc.backlog
+        assert abs(mixed.batch_service_s.count(660) / sc.backlog - 0.1) < 0.03
+        assert (mixed.arrival_tick, mixed.inter_service_s) == (plain.arrival_tick, plain.inter_service_s)
+        assert backlog_mix((60, 660), (9, 1))(sc) == mixed  # the same seed draws the same jobs
+        assert backlog_mix((60, 660), (9, 1))(sc.with_(seed=5)).batch_service_s != mixed.batch_service_s
+
+    def test_a_run_on_the_mixed_draws_differs_from_the_scenarios_own(self):
+        sc = SHORT.with_(seed=1)
+        mixed = lanes.simulate(sc, "priority", stream=backlog_mix((30, 480), (8, 2))(sc))
+        plain = lanes.simulate(sc, "priority")
+        assert mixed.n_arrivals == plain.n_arrivals and mixed.batch_done != plain.batch_done
+
+    def test_bad_input_is_named(self):
+        with pytest.raises(ValueError, match="weights must be one"):
+            backlog_mix((60, 660), (1,))
+        with pytest.raises(ValueError, match="weights must be one"):
+            backlog_mix((60,), (0,))
+        with pytest.raises(ValueError, match="lengths_s"):
+            backlog_mix((0, 60), (1, 1))
 
 
 class TestSummaries:
