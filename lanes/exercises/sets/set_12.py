@@ -39,7 +39,7 @@ SPEC = SetSpec(
         Question("q6", 1, {"q6_choice": Choice("abcd")}),
     ),
     default={"trace": "code", "resample_seed": 4242, "start_s": 700, "end_s": 2500,
-             "rate_factor": 1.25, "slots": 80, "target_s": 3},
+             "rate_factor": 1.35, "slots": 80, "target_s": 3},
     draw=draw,
     options={
         "q6_choice": (
