@@ -337,3 +337,92 @@ class TestAgingAsPriority:
         assert g["tick_aging_p99_s"] == [r["p99_s"] for r in aged]
         assert min(g["tick_prom_p99_s"]) > max(g["tick_aging_p99_s"])  # users paid on every seed
         assert max(g["hyb_prom_gain"]) < min(gain) / 10  # the gain shrinks at every event
+
+
+class TestAgingAsADial:
+    """Batch that arrives over the day (no backlog): ``aging_s`` swept under pure preemption and
+    ``hybrid:8``, strict priority beside them, on the chapter's three seeds (its glued rows; the
+    first seed rerun here)."""
+
+    ARRIVING = SC.with_(backlog=0, batch_trough_rate=0.3, batch_peak_rate=0.1)
+    AGING_S = (0, 60, 300, 900, 1800, 3600, None)
+    SEEDS3 = SEEDS[:3]
+
+    @staticmethod
+    def label(spec, a):
+        return "-" if spec == "priority" else "never" if a is None else f"{a} s"
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def dial(cls):
+        from glued_values import glued
+
+        rows = glued("05_starvation_and_aging")["dial_rows"]
+        assert sorted({r["seed"] for r in rows}) == list(cls.SEEDS3)
+        out = {(r["seed"], r["policy"], r["aging"]): r for r in rows}
+        s = cls.SEEDS3[0]
+        pols = [lanes.parse_policy(p, aging_s=a).with_(spec=p) for p in ("preempt", "hybrid:8") for a in cls.AGING_S]
+        pols.append(lanes.parse_policy("priority"))
+        for pol, r in zip(pols, lanes.run_table(cls.ARRIVING.with_(seed=s), pols)):
+            mine = out[(s, pol.spec, cls.label(pol.spec, pol.aging_s))]
+            assert (mine["p99_s"], mine["batch_done"], mine["evictions"], mine["busy"]) == (
+                r.p99_s, r.batch_done, r.preempted, r.util), (pol.spec, pol.aging_s)
+        return out
+
+    def series(self, dial, seed, policy, metric):
+        return [dial[(seed, policy, self.label(policy, a))][metric] for a in self.AGING_S]
+
+    def test_the_day_and_the_sweep_are_the_chapters(self, dial):
+        from glued_values import glued
+
+        g = glued("05_starvation_and_aging")
+        assert (g["arr_trough"], g["arr_peak"]) == (self.ARRIVING.batch_trough_rate, self.ARRIVING.batch_peak_rate)
+        assert self.ARRIVING.batch_peak_rate < self.ARRIVING.batch_trough_rate  # "batch submitted off-peak"
+        assert (g["dial_min_s"], g["dial_second_s"], g["dial_max_h"]) == (0, 60, 1) and g["n_dial"] == 3
+        assert g["cost_s"] == self.ARRIVING.preempt_cost_s
+
+    def test_under_pure_preemption_aging_turns_evictions_and_batch_output(self, dial):
+        from glued_values import glued
+
+        g = glued("05_starvation_and_aging")
+        for s in self.SEEDS3:
+            ev = self.series(dial, s, "preempt", "evictions")
+            done = self.series(dial, s, "preempt", "batch_done")
+            assert ev == sorted(ev), s  # evictions rise at every step
+            assert done == sorted(done, reverse=True), s  # "down step by step on every seed"
+            assert done[0] > 3 * done[-1]
+        assert g["pre_dial_b_0"] == [self.series(dial, s, "preempt", "batch_done")[0] for s in self.SEEDS3]
+        assert g["pre_dial_ev_never"] == [self.series(dial, s, "preempt", "evictions")[-1] for s in self.SEEDS3]
+
+    def test_for_users_it_is_no_dial(self, dial):
+        from glued_values import glued
+
+        g = glued("05_starvation_and_aging")
+        mid = [dial[(s, "preempt", f"{a} s")] for s in self.SEEDS3 for a in self.AGING_S[1:-1]]
+        assert sorted(g["pre_dial_mid_p99_s"]) == sorted(r["p99_s"] for r in mid)
+        assert max(g["pre_dial_0_p99_s"]) < 5 and min(g["pre_dial_mid_p99_s"]) > 4 * max(g["pre_dial_0_p99_s"])
+        assert g["pre_dial_never_p99_s"] == [0.0] * 3
+        # the repeated work fills the pool at the settings between the ends
+        assert min(g["pre_dial_busy_mid"]) > 0.95 > max(g["pre_dial_busy_0"])
+        # strict priority beats every setting in between on both counts, seed by seed
+        for s in self.SEEDS3:
+            prio = dial[(s, "priority", "-")]
+            for a in self.AGING_S[1:-1]:
+                r = dial[(s, "preempt", f"{a} s")]
+                assert prio["p99_s"] < r["p99_s"] and prio["batch_done"] > r["batch_done"], (s, a)
+
+    def test_behind_a_reserve_the_dial_moves_evictions_and_a_second_of_p99(self, dial):
+        from glued_values import glued
+
+        g = glued("05_starvation_and_aging")
+        for s in self.SEEDS3:
+            done = self.series(dial, s, "hybrid:8", "batch_done")
+            assert max(done) - min(done) <= 0.001 * max(done), s  # "room to spare": the same output
+            ev = self.series(dial, s, "hybrid:8", "evictions")
+            assert min(ev) == ev[0] < ev[-1], s  # fewest at 0 s, more with no aging
+        assert 0 < min(g["hyb_dial_0_p99_s"]) and max(g["hyb_dial_0_p99_s"]) < 2  # "about a second"
+        first_zero = next(a for a in self.AGING_S
+                          if all(dial[(s, "hybrid:8", f"{a} s")]["p99_s"] == 0 for s in self.SEEDS3))
+        assert g["hyb_zero_from_s"] == first_zero
+        assert all(dial[(s, "hybrid:8", self.label("hybrid:8", a))]["p99_s"] == 0
+                   for s in self.SEEDS3 for a in self.AGING_S[self.AGING_S.index(first_zero):])

@@ -203,6 +203,13 @@ PHRASES = {
         "On the tick `hybrid:8` looks like the one": "its zero p99 and the promise on every seed (test_claims_05)",
         "Behind `hybrid:8` it added": NAME,
         "promotion's is the smaller on": "prom_lower counts the seeds where it is (test_claims_05)",
+        "under pure preemption and `hybrid:8`, with strict": NAME,
+        "Behind the reserve of `hybrid:8` this day": NAME,
+        "and users queue behind jobs that have aged": "where users wait, not a comparison of values",
+        "preemption with aging does worse on both counts": "priority's p99 lower and batch higher at every"
+        " setting and seed, checked in test_claims_05",
+        "and so does `hybrid:8` without aging": "hyb_anchor_b under the promise, checked in test_claims_05",
+        "On a one-second tick `hybrid:8` seemed": "tick_hyb_kept: every seed, with a zero p99 (test_claims_05)",
         "its worst hour completes": "the minimum, computed", "in its best, because": "the maximum, computed",
         "far more than the {{f32_left}}": "peak_busy > f32_left, checked in test_claims_05",
         "The promise above is": Q, "when users take more slots": "the premise of the figure",
