@@ -140,7 +140,7 @@ class TestTheCheckCanFail:
 #: lead removes an entry once its chapter passes).
 QUESTIONS_NOT_YET: dict[str, str] = {
     stem: "the questions are still code comments in the predict cells (chapter rewritten elsewhere)"
-    for stem in ("02_why_priority_fails", "03_headroom", "04_preemption", "05_starvation_and_aging",
+    for stem in ("02_why_priority_fails", "03_headroom", "04_preemption",
                  "10_where_it_breaks", "12_real_traffic")
 }
 #: The widest line a predict cell may hold: what a 390 px phone shows of a code cell.
