@@ -21,22 +21,12 @@ from scripts import prose_tools as prose
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
-#: Chapters whose owners have still to fix what the check finds (the lead removes
-#: an entry once its chapter passes); each reason names what was found.
-NOT_YET: dict[str, str] = {}
-
-
 def _book(upto: Path) -> list[tuple[str, dict]]:
     return [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in CHAPTERS
             if p.stem <= upto.stem]
 
 
-def _param(path: Path):
-    marks = [pytest.mark.xfail(reason=NOT_YET[path.stem], strict=True)] if path.stem in NOT_YET else []
-    return pytest.param(path, id=path.stem, marks=marks)
-
-
-@pytest.mark.parametrize("path", [_param(p) for p in CHAPTERS])
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_no_answer_is_visible_before_its_reveal(path):
     problems = [p for p in prose.check_predictions(_book(path)) if p.startswith(path.stem + " ")]
     assert problems == []
@@ -148,12 +138,6 @@ class TestTheCheckCanFail:
 # (``lanes.display.savehook``), so *Run All* shows every answer: the how-to and
 # each chapter's first question say so.
 
-#: Chapters whose questions are still code comments (their owners move them; the
-#: lead removes an entry once its chapter passes).
-QUESTIONS_NOT_YET: dict[str, str] = {
-    stem: "the questions are still code comments in the predict cells (chapter rewritten elsewhere)"
-    for stem in ("05_starvation_and_aging",)
-}
 #: The widest line a predict cell may hold: what a 390 px phone shows of a code cell.
 GUESS_LINE = 48
 RUN_ALL = re.compile(r"\*?Run All\*?[^.]*\b(?:answer|reveal)\w*[^.]*\bunfold", re.I | re.S)
@@ -185,13 +169,7 @@ def question_problems(nb: dict) -> list[str]:
     return problems
 
 
-def _qparam(path: Path):
-    marks = ([pytest.mark.xfail(reason=QUESTIONS_NOT_YET[path.stem], strict=True)]
-             if path.stem in QUESTIONS_NOT_YET else [])
-    return pytest.param(path, id=path.stem, marks=marks)
-
-
-@pytest.mark.parametrize("path", [_qparam(p) for p in CHAPTERS])
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_question_is_in_markdown_and_says_what_run_all_does(path):
     assert question_problems(json.loads(path.read_text(encoding="utf-8"))) == []
 
