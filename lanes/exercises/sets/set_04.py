@@ -27,7 +27,7 @@ SPEC = SetSpec(
         Question("q5", 2, {"q5_evictions_per_arrival_1s": Float(lo=0),
                            "q5_evictions_per_arrival_fine": Float(lo=0)}),
     ),
-    default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3131, "q5_tick_s": 0.05},
+    default={"slots": 80, "peak_rate": 4.5, "preempt_cost_s": 45, "target_s": 4, "seed": 3132, "q5_tick_s": 0.05},
     draw=draw,
     options={
         "q4_choice": (

@@ -39,6 +39,6 @@ SPEC = SetSpec(
     ),
     default={"rate_per_s": 7, "ttft_s": 0.6, "output_tokens": 450, "tpot_s": 0.03, "kv_tokens": 2800,
              "tpot_target_s": 0.014, "context_tokens": 24576, "link_gbps": 6,
-             "q5_trace": "code", "q5_start_s": 910, "q5_length_s": 540},
+             "q5_trace": "code", "q5_start_s": 930, "q5_length_s": 540},
     draw=draw,
 )
