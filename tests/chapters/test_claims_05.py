@@ -235,6 +235,31 @@ def test_report_no_design_gives_zero_wait_and_keeps_the_promise(seeds):
     assert kept(seeds["preempt"]) == 0 and kept(seeds["preempt, floor 24"]) == 0
 
 
+EVICTING = ("preempt", "preempt, floor 24", "preempt, aging 1 h", "hybrid:8", "hybrid:8, aging 1 h")
+
+
+def test_with_the_stall_charged_no_evicting_design_keeps_a_zero_wait(seeds):
+    """The stall model (``eviction_stall_s``, the flat cost spread over the pool), three seeds:
+    the chapter's rows, the anchor seed's hybrid:8 rerun here."""
+    from glued_values import glued
+
+    g = glued("05_starvation_and_aging")
+    stall_s = SC.preempt_cost_s / SC.slots
+    assert g["stall_s"] == pytest.approx(stall_s) and g["n_stall"] == 3 and g["slots"] == SC.slots
+    rows = g["stall_rows"]
+    assert [r["design"] for r in rows] == list(EVICTING) * 3 and sorted({r["seed"] for r in rows}) == list(SEEDS[:3])
+    stalled = SC.with_(preempt_cost_s=0, eviction_stall_s=stall_s)
+    r = lanes.simulate(stalled, "hybrid:8")
+    mine = next(x for x in rows if x["seed"] == SC.seed and x["design"] == "hybrid:8")
+    assert (mine["p99_s"], mine["batch_by_deadline"]) == (r.p99_s, r.day.batch_done_by(DEADLINE_S))
+    assert mine["stalled share"] == pytest.approx(r.stalled_share) and r.stalled_share > 0
+    assert g["st_p99_s"] == [x["p99_s"] for x in rows] and min(g["st_p99_s"]) > 1  # no zero p99
+    keepers = [n for n in EVICTING if all(x["batch_by_deadline"] >= TARGET_JOBS for x in rows if x["design"] == n)]
+    assert g["st_keepers"] == keepers == list(AGING)
+    assert g["st_keep_p99_lo_s"] == min(x["p99_s"] for x in rows if x["design"] in keepers) > 5
+    assert not [n for n in keepers if min(x["p99_s"] for x in rows if x["design"] == n) == 0]
+
+
 TICKED = ("preempt", "preempt, floor 24", "hybrid:8", "hybrid:8, aging 1 h", "hybrid:8, promote 1 h")
 
 

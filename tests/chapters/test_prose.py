@@ -238,6 +238,7 @@ PHRASES = {
         " setting and seed, checked in test_claims_05",
         "and so does `hybrid:8` without aging": "hyb_anchor_b under the promise, checked in test_claims_05",
         "On a one-second tick `hybrid:8` seemed": "tick_hyb_kept: every seed, with a zero p99 (test_claims_05)",
+        "s and `hybrid:8`'s": NAME,
         "its worst hour completes": "the minimum, computed", "in its best, because": "the maximum, computed",
         "far more than the {{f32_left}}": "peak_busy > f32_left, checked in test_claims_05",
         "The promise above is": Q, "when users take more slots": "the premise of the figure",
