@@ -41,7 +41,7 @@ SPEC = SetSpec(
     default={
         "rows": ((8, 4096), (16, 8192)), "decode_batch": 160, "decode_context": 3072,
         "chunk_tokens": 768, "chunk_prior": 4096, "tpot_ms": 13, "goodput_context": 3072,
-        "memory": "pageable", "recompute_context": 20480,
+        "memory": "pageable", "recompute_context": 65536,
     },
     draw=draw,
     options={
