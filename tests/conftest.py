@@ -45,17 +45,19 @@ BUILD_STAMP = ROOT / "_build" / ".built_site.run"
 #: Names missing from the tree are ignored; files not named keep their order.
 LONGEST_FIRST = (
     "tests/exercises/test_exercises.py",  # with the other graded-class files: SAME_WORKER below
+    "notebooks/05_starvation_and_aging.ipynb",  # about 95 s of CPU each (2026-12-04)
+    "notebooks/03_headroom.ipynb",
     "tests/grading/test_online_judge.py",
     "tests/site/test_site.py",
     "tests/grading/test_grading_class.py",
     "tests/grading/test_grading_robustness.py",
+    "notebooks/10_where_it_breaks.ipynb",
     "tests/test_packaging.py",
     "tests/test_fuzz.py",
     "tests/site/test_jupyterlab.py",
-    "notebooks/05_starvation_and_aging.ipynb",
-    "notebooks/10_where_it_breaks.ipynb",
+    "notebooks/04_preemption.ipynb",
     "tests/exercises/test_sets_new.py",
-    "notebooks/06_inside_the_lane.ipynb",
+    "notebooks/12_real_traffic.ipynb",
     "notebooks/02_why_priority_fails.ipynb",
 )
 
