@@ -131,16 +131,23 @@ class TestP99Knee:
         assert text["p99_ratio_mid"] > text["pk_factor"] > 1  # the tail moves more than the mean
 
 
+def _prefill_mix(text):
+    """The chapter's prefill server: short and long prompts at its load, and their total rate (1/s)."""
+    from lanes.pool import theory
+
+    short_s, long_s = steps.prefill_service_s(500), steps.prefill_service_s(32768)
+    share = text["sjf_share_long"]
+    rate = text["sjf_load"] / ((1 - share) * short_s + share * long_s)
+    return [theory.JobClass.fixed(rate * (1 - share), short_s), theory.JobClass.fixed(rate * share, long_s)], rate
+
+
 class TestShortestJobFirst:
     def test_cobham_prices_sjf_and_the_conservation_law_holds(self):
         from glued_values import glued
         from lanes.pool import theory
 
         text = glued("09_chains_latency_and_fairness")
-        short_s, long_s = steps.prefill_service_s(500), steps.prefill_service_s(32768)
-        share = text["sjf_share_long"]
-        rate = text["sjf_load"] / ((1 - share) * short_s + share * long_s)
-        mix = [theory.JobClass.fixed(rate * (1 - share), short_s), theory.JobClass.fixed(rate * share, long_s)]
+        mix, rate = _prefill_mix(text)
         fcfs = theory.mg1_wait_s(mix)
         short, long_ = theory.sjf_waits_s(mix)
         assert (text["sjf_fcfs_ms"], text["sjf_short_ms"], text["sjf_long_ms"]) == pytest.approx(
@@ -158,13 +165,9 @@ class TestOrdersSimulated:
     def case(cls):
         from glued_values import glued
         from lanes.lane import service_order
-        from lanes.pool import theory
 
         text = glued("09_chains_latency_and_fairness")
-        short_s, long_s = steps.prefill_service_s(500), steps.prefill_service_s(32768)
-        share = text["sjf_share_long"]
-        rate = text["sjf_load"] / ((1 - share) * short_s + share * long_s)
-        mix = [theory.JobClass.fixed(rate * (1 - share), short_s), theory.JobClass.fixed(rate * share, long_s)]
+        mix, rate = _prefill_mix(text)
         sims = [service_order.simulate_orders([c.rate_per_s for c in mix], [c.mean_s for c in mix],
                                               jobs=text["ord_jobs"], seed=s) for s in SEEDS]
         return text, mix, rate, sims
