@@ -58,7 +58,7 @@ from lanes.exercises.variants import check_login, normalise_student, student_tok
 from . import sandbox
 from .runner import MAX_ANSWERS_BYTES  # (the box's server sends at most that much of a notebook's answers)
 from .deadlines import Deadlines
-from .gradebook import NOTE_CHARS, feedback_markdown, merge, report, write_feedback, write_gradebook
+from .gradebook import NOTE_CHARS, feedback_markdown, merge, printable, report, write_feedback, write_gradebook
 from .lms import Exports, copy_number
 from .roster import Roster, load_roster
 
@@ -182,10 +182,8 @@ class Submission:
 
 
 def _clean(text: object, limit: int = 200) -> str:
-    """Text made safe to print: no control characters or escapes, bounded (a cut one ends in "…")."""
-    text = str(text)
-    cut = text[:limit] + ("…" if len(text) > limit else "")
-    return "".join(c if c.isprintable() else "?" for c in cut)
+    """Text made safe to print (:func:`.gradebook.printable`), at most 200 characters by default."""
+    return printable(text, limit)
 
 
 def shown(name: object) -> str:

@@ -47,7 +47,7 @@ import re
 
 from lanes.exercises.registry import get_set
 
-__all__ = ["NOTE_CHARS", "feedback_markdown", "merge", "question_note", "report", "safe_cell", "totals",
+__all__ = ["NOTE_CHARS", "feedback_markdown", "merge", "printable", "question_note", "report", "safe_cell", "totals",
            "write_canvas_gradebook", "write_feedback", "write_gradebook", "write_gradescope_gradebook",
            "write_moodle_gradebook"]
 
@@ -311,7 +311,9 @@ def write_gradescope_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def _printable(text: object, limit: int = NOTE_CHARS) -> str:
+def printable(text: object, limit: int = NOTE_CHARS) -> str:
+    """Text made safe to print: no control characters or escapes, at most ``limit`` characters
+    (a cut one ends in "…")."""
     text = str(text)
     cut = text[:limit] + ("…" if len(text) > limit else "")
     return "".join(c if c.isprintable() else "?" for c in cut)
@@ -324,7 +326,7 @@ def _md(text: str) -> str:
     """Student text as literal Markdown: ``|`` and ``<`` escaped with a backslash (no table cell
     or HTML tag can be opened), a classmate's login never named (a copied token says only that
     it is another student's)."""
-    text = _CLASSMATE.sub("another student's token", _printable(text))
+    text = _CLASSMATE.sub("another student's token", printable(text))
     return text.replace("|", "\\|").replace("<", "\\<")
 
 

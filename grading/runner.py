@@ -38,11 +38,6 @@ _SKIP = re.compile(r"^\s*(?:#[^\n]*\n\s*)*(?:import otter\s*\n\s*grader\s*=\s*ot
                    r"|grader\.check(?:_all)?\((?:\"\w*\"|'\w*')?\))\s*$")
 
 
-def _first_line(ename: str, evalue: str) -> str:
-    lines = str(evalue).strip().splitlines()
-    return f"{ename}: {lines[0][:160]}{'…' if len(lines[0]) > 160 else ''}" if lines else ename
-
-
 def export(namespace: dict, path: str, slug: str, errors: list) -> None:
     """Write the answers found in ``namespace``."""
     from lanes.exercises.forms import FormError, to_plain
@@ -143,6 +138,8 @@ class Cells:
 
 
 def main(argv: list | None = None) -> int:
+    from lanes.exercises.public import first_line  # as the public check repeats a cell's error
+
     argv = sys.argv[1:] if argv is None else argv
     nb_path, out_path, slug = argv[0], argv[1], argv[2]
     with open(nb_path, encoding="utf-8") as f:
@@ -162,7 +159,7 @@ def main(argv: list | None = None) -> int:
             continue
         err = cells.run(source)
         if err is not None:
-            errors.append({"cell": index, "error": _first_line(type(err).__name__, err)})
+            errors.append({"cell": index, "error": first_line(err)})
     # through the module, as a cell would call it: what a notebook did to it is its own doing
     __import__("grading.runner", fromlist=["export"]).export(cells.ns, out_path, slug, errors[:100])
     return 0

@@ -44,7 +44,7 @@ def _remember(result) -> None:
     error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
     for name in _ASSIGNED.findall(source):
         if error is not None:
-            _FAILED_CELLS[name] = _first_line(error)
+            _FAILED_CELLS[name] = first_line(error)
         else:
             _FAILED_CELLS.pop(name, None)
 
@@ -58,7 +58,9 @@ def _register_with_ipython() -> None:
     shell._lanes_public_hook = True
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's type and the first line of its message, cut at 160 characters (then "…"):
+    how the check and the grader's box repeat an answer cell's error."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:160]}{'…' if len(text[0]) > 160 else ''}" if text else type(exc).__name__
 
@@ -73,7 +75,7 @@ def last_error_in_cell_assigning(var: str) -> str | None:
     while tb is not None:
         source = "".join(linecache.getlines(tb.tb_frame.f_code.co_filename))
         if pattern.search(source):
-            return _first_line(exc)
+            return first_line(exc)
         tb = tb.tb_next
     return None
 

@@ -513,7 +513,7 @@ def test_a_long_error_of_a_cell_is_cut_with_an_ellipsis_in_the_box_and_in_the_ch
                     SLUG], check=True, timeout=120, cwd=tmp_path)
     (error,) = json.loads((tmp_path / "out.json").read_text())["errors"]
     assert error["error"] == "ValueError: " + ("word " * 60)[:160] + "…", error
-    assert public._first_line(ValueError("word " * 60)) == error["error"]
+    assert public.first_line(ValueError("word " * 60)) == error["error"]
 
 
 def test_without_a_cgroup_a_box_runs_at_nice_10_so_the_grader_comes_first(tmp_path):
