@@ -191,6 +191,27 @@ def _yes_no(late) -> str:
     return "" if late is None else ("yes" if late else "no")
 
 
+def _write_csv(path: pathlib.Path, head: list, rows, encoding: str = "utf-8") -> None:
+    """Write a CSV file at ``path``: the ``head`` rows as they are, then ``rows`` (lists of cells),
+    each cell made :func:`safe_cell`."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerows(head)
+    w.writerows([safe_cell(c) for c in row] for row in rows)
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding=encoding)
+
+
+def _emails(roster) -> dict:
+    """login -> the first e-mail the roster keys that login by (none without a roster)."""
+    emails: dict = {}
+    for key, login in (roster.keys.items() if roster is not None else ()):
+        if "@" in key:
+            emails.setdefault(login, key)
+    return emails
+
+
 def write_gradebook(rep: dict, path: pathlib.Path) -> None:
     """The gradebook CSV of ``rep`` (see the module docstring)."""
     sets = rep["sets"]
@@ -200,9 +221,7 @@ def write_gradebook(rep: dict, path: pathlib.Path) -> None:
     head = ["login", "name"]
     for slug in sets:
         head += [f"{slug}:{q}" for q in questions[slug]] + [f"{slug}:total", f"{slug}:late", f"{slug}:submitted"]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(head + ["total", "possible"])
+    rows = []
     for login, entry in rep["class"].items():
         cells = [login, entry["name"]]
         for slug in sets:
@@ -211,10 +230,8 @@ def write_gradebook(rep: dict, path: pathlib.Path) -> None:
                 got = (r["questions"].get(q) or {}).get("score", 0.0) if r else 0.0
                 cells.append(_fmt(got))
             cells += [_fmt(cell["score"]), _yes_no(cell["late"]), cell["submitted"] or ""]
-        w.writerow([safe_cell(c) for c in cells + [_fmt(entry["score"]), _fmt(entry["possible"])]])
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(buf.getvalue(), encoding="utf-8-sig")
+        rows.append(cells + [_fmt(entry["score"]), _fmt(entry["possible"])])
+    _write_csv(path, [head + ["total", "possible"]], rows, encoding="utf-8-sig")
 
 
 def write_canvas_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
@@ -233,40 +250,26 @@ def write_canvas_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
         hit = [h for h in roster.headers if h not in CANVAS_IDENTITY and re.match(rf"0*{int(slug[:2])}\b", h)]
         columns[slug] = hit[0] if len(hit) == 1 else slug
     head = list(CANVAS_IDENTITY) + [columns[slug] for slug in sets]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(head)
-    w.writerow(["    Points Possible", "", "", "", ""] + [_fmt(get_set(slug).possible) for slug in sets])
+    rows = []
     for login, entry in rep["class"].items():
         ids = roster.lms.get(login, {})
         cells = [ids.get("Student") or entry["name"], ids.get("ID", ""), ids.get("SIS User ID", ""),
                  ids.get("SIS Login ID", ""), ids.get("Section", "")]
-        cells += [_fmt(entry["sets"][slug]["score"]) for slug in sets]
-        w.writerow([safe_cell(c) for c in cells])
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(buf.getvalue(), encoding="utf-8")
+        rows.append(cells + [_fmt(entry["sets"][slug]["score"]) for slug in sets])
+    points = ["    Points Possible", "", "", "", ""] + [_fmt(get_set(slug).possible) for slug in sets]
+    _write_csv(path, [head, points], rows)
 
 
 def write_moodle_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
     """The Moodle CSV import of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
     gives no e-mail (Moodle's import matches rows by a user field: the e-mail here)."""
-    emails: dict = {}
-    for key, login in (roster.keys.items() if roster is not None else ()):
-        if "@" in key:
-            emails.setdefault(login, key)
+    emails = _emails(roster)
     if not emails:
         raise ValueError("--moodle-csv needs --roster with an e-mail column (Moodle's import matches users by it)")
     sets = rep["sets"]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["Email address", "Username"] + sets)
-    for login, entry in rep["class"].items():
-        w.writerow([safe_cell(c) for c in [emails.get(login, ""), login]
-                    + [_fmt(entry["sets"][slug]["score"]) for slug in sets]])
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(buf.getvalue(), encoding="utf-8")
+    _write_csv(path, [["Email address", "Username"] + sets],
+               ([emails.get(login, ""), login] + [_fmt(entry["sets"][slug]["score"]) for slug in sets]
+                for login, entry in rep["class"].items()))
 
 
 #: The longest note (a message of the judge) the report and the feedback keep; a longer one is
@@ -289,26 +292,16 @@ def question_note(q) -> str:
 def write_gradescope_gradebook(rep: dict, path: pathlib.Path, roster) -> None:
     """The Gradescope import CSV of ``rep`` (see the module docstring); ``ValueError`` when ``roster``
     gives neither an SID nor an e-mail (Gradescope matches an import's rows by one of them)."""
-    emails: dict = {}
-    for key, login in (roster.keys.items() if roster is not None else ()):
-        if "@" in key:
-            emails.setdefault(login, key)
+    emails = _emails(roster)
     sids = {login: cells["SID"] for login, cells in (roster.lms.items() if roster is not None else ())
             if cells.get("SID")}
     if not emails and not sids:
         raise ValueError("--gradescope-csv needs --roster with an SID or e-mail column (Gradescope matches "
                          "students by them): use the roster Gradescope exports")
     sets = rep["sets"]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["Name", "SID", "Email"] + sets)
-    for login, entry in rep["class"].items():
-        w.writerow([safe_cell(c) for c in [roster.names.get(login) or entry["name"], sids.get(login, ""),
-                                           emails.get(login, "")]
-                    + [_fmt(entry["sets"][slug]["score"]) for slug in sets]])
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(buf.getvalue(), encoding="utf-8")
+    _write_csv(path, [["Name", "SID", "Email"] + sets],
+               ([roster.names.get(login) or entry["name"], sids.get(login, ""), emails.get(login, "")]
+                + [_fmt(entry["sets"][slug]["score"]) for slug in sets] for login, entry in rep["class"].items()))
 
 
 def printable(text: object, limit: int = NOTE_CHARS) -> str:
