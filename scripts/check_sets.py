@@ -44,6 +44,7 @@ def check_notebook(path: pathlib.Path) -> tuple[int, list[str]]:
     from IPython.core.interactiveshell import InteractiveShell
 
     import lanes.exercises
+    from lanes.exercises.public import first_line
 
     nb = json.loads(path.read_text(encoding="utf-8"))
     slug = set_of(nb)
@@ -70,8 +71,7 @@ def check_notebook(path: pathlib.Path) -> tuple[int, list[str]]:
             error = result.error_before_exec or result.error_in_exec
             if error is not None:
                 problems += 1
-                first = (str(error).strip().splitlines() or [""])[0][:160]
-                lines.append(f"  code cell {i + 1} raised {type(error).__name__}: {first}")
+                lines.append(f"  code cell {i + 1} raised {first_line(error)}")
     finally:
         os.chdir(here)
     grader = lanes.exercises.Checks(slug)
