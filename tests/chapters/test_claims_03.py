@@ -162,7 +162,8 @@ class TestCoarseTick:
     """The same ten days on the one-second tick need fewer reserved slots, on every seed."""
 
     @pytest.fixture(scope="class")
-    def tick(self):
+    @classmethod
+    def tick(cls):
         return smallest_reserve(TARGET_S, SEEDS, COARSE).set_index("seed")["reserve"]
 
     def test_the_tick_needs_fewer_slots_on_every_seed(self, tick, grid, text):
