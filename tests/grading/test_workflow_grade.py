@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shlex
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,10 @@ def test_the_workflow_is_green_on_the_instructors_repository_and_catches_a_broke
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "sudo").write_text('#!/bin/sh\n[ "$1" = -E ] && shift\nexec "$@"\n')
-    (bin_dir / "python").symlink_to(sys.executable)
+    # a wrapper, not a link: the interpreter then names itself by its own path (a virtual
+    # environment's, which the box binds), not by a link in this temporary folder
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    os.chmod(bin_dir / "python", 0o755)
     os.chmod(bin_dir / "sudo", 0o755)
     os.chmod(tmp_path, 0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(work),
